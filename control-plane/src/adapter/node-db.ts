@@ -1,0 +1,32 @@
+/** Opens libSQL on Node (embedded file or remote URL) and applies the committed migrations. */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Client, createClient } from "@libsql/client";
+import { drizzle } from "drizzle-orm/libsql";
+import { migrate } from "drizzle-orm/libsql/migrator";
+import type { Db } from "../db/index.ts";
+import * as schema from "../db/schema.ts";
+
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
+
+export interface NodeDatabase {
+  db: Db;
+  client: Client;
+}
+
+export async function openNodeDatabase(url: string, authToken?: string): Promise<NodeDatabase> {
+  if (url.startsWith("file:") && !url.startsWith("file::memory:")) {
+    mkdirSync(dirname(url.slice("file:".length)), { recursive: true });
+  }
+  const client = createClient({ url, ...(authToken ? { authToken } : {}) });
+  if (url.startsWith("file:")) {
+    // WAL lets readers run beside the single writer; busy_timeout rides out short write locks.
+    await client.execute("PRAGMA journal_mode = WAL");
+    await client.execute("PRAGMA busy_timeout = 5000");
+  }
+  await client.execute("PRAGMA foreign_keys = ON");
+  const db = drizzle(client, { schema });
+  await migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+  return { db, client };
+}

@@ -1,0 +1,92 @@
+/**
+ * `createApp(deps)` builds the control plane's Hono app. It knows nothing about its runtime: the
+ * entry files (`node.ts`, `worker.ts`) pass in the database and whatever else differs.
+ *
+ * @example
+ * const app = createApp({ db });
+ * const res = await app.request("/healthz");
+ */
+import { bodyLimit } from "hono/body-limit";
+import { apiKeyRoutes } from "./api-keys/routes.ts";
+import { guard } from "./auth/guard.ts";
+import { authRoutes } from "./auth/routes.ts";
+import { configRoutes } from "./config/routes.ts";
+import { docsRoutes } from "./docs/routes.ts";
+import { featureFlagRoutes } from "./feature-flags/routes.ts";
+import { healthRoutes } from "./health/routes.ts";
+import { handleError, problemResponse } from "./http/problem.ts";
+import { newRouter } from "./http/router.ts";
+import { type AppDeps, createServices, type Services } from "./services.ts";
+import { userRoutes } from "./users/routes.ts";
+
+/** Request bodies above this size get 413. */
+export const MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+export function createApp(deps: AppDeps) {
+  const services = createServices(deps);
+  return buildApp(services);
+}
+
+export function buildApp(services: Services) {
+  const app = newRouter();
+  app.onError(handleError);
+  app.notFound((c) => problemResponse(404, `No route for ${c.req.method} ${c.req.path}.`));
+
+  app.use("*", async (c, next) => {
+    c.set("services", services);
+    await next();
+  });
+  app.use("*", guard());
+  app.use(
+    "/api/*",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => problemResponse(413, `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`),
+    }),
+  );
+
+  app.route("/", healthRoutes);
+  app.route("/", authRoutes);
+  app.route("/", userRoutes);
+  app.route("/", apiKeyRoutes);
+  app.route("/", configRoutes);
+  app.route("/", featureFlagRoutes);
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+    type: "http",
+    scheme: "bearer",
+    description: "An access token from `POST /api/v1/auth/login`, or an API key (`lsk_...`).",
+  });
+  const document = () =>
+    app.getOpenAPI31Document({
+      openapi: "3.1.0",
+      info: {
+        title: "Lakesmith control plane API",
+        version: services.version,
+        description: API_DESCRIPTION,
+      },
+      security: [{ bearer: [] }],
+    });
+  app.route("/", docsRoutes(document));
+  return app;
+}
+
+export type App = ReturnType<typeof buildApp>;
+
+const API_DESCRIPTION = `Policy-driven lakehouse optimization platform.
+
+**Credentials.** Every \`/api/v1\` route but \`/auth/*\` needs \`Authorization: Bearer <credential>\`, where the
+credential is an access token (from \`POST /api/v1/auth/login\` or \`/auth/refresh\`) or an API key.
+
+**Roles.** Viewer may call GET routes; Editor may also write; Admin may also manage users, API keys,
+settings and feature flags, and read these docs.
+
+**API key scopes.** \`<resource>:read\` and \`<resource>:write\` for each resource group (tables, schedules,
+crunch, vacuum, deletions, catalogs, connections, policies, optimus, object-maintenance, users, config,
+agents), plus \`admin\`, which grants everything. \`:write\` includes \`:read\`. Each operation states what it needs.
+
+**Errors.** Every error is \`application/problem+json\` with \`type\`, \`title\`, \`status\`, \`detail\`, and
+\`errors: [{path, message}]\` for validation. 400 malformed JSON, 401 missing or bad credential, 403 role or
+scope, 404 unknown id or route, 409 conflict, 413 body too large, 415 body not JSON, 422 validation.
+
+**Lists** take \`offset\` and \`limit\` and answer \`{items, total, offset, limit}\`.`;

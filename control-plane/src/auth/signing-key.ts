@@ -1,0 +1,34 @@
+/**
+ * The HMAC key that signs access tokens. `LAKESMITH_JWT_SECRET` wins when set; otherwise the
+ * installation generates one on first use and keeps it in `instance_secrets`, so tokens survive
+ * restarts and every replica of the control plane agrees on it. Insert-or-ignore then read makes
+ * two replicas racing on an empty database end up with the same key.
+ */
+import { randomSecret } from "@lakesmith/shared";
+import { eq } from "drizzle-orm";
+import type { Db } from "../db/index.ts";
+import { instanceSecrets } from "../db/schema.ts";
+
+const NAME = "access_token_signing_key";
+
+export function signingKeyLoader(db: Db, override?: string): () => Promise<string> {
+  if (override) return () => Promise.resolve(override);
+  let cached: Promise<string> | undefined;
+  return () => {
+    cached ??= load(db).catch((err) => {
+      cached = undefined;
+      throw err;
+    });
+    return cached;
+  };
+}
+
+async function load(db: Db): Promise<string> {
+  await db
+    .insert(instanceSecrets)
+    .values({ name: NAME, value: randomSecret(32) })
+    .onConflictDoNothing();
+  const [row] = await db.select().from(instanceSecrets).where(eq(instanceSecrets.name, NAME));
+  if (!row) throw new Error("access-token signing key could not be stored");
+  return row.value;
+}

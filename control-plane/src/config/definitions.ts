@@ -1,0 +1,199 @@
+/**
+ * Every setting of the configuration resource (`GET/PUT/POST /api/v1/config`): the platform settings
+ * of document 2 and the customer configuration, as flat snake_case fields with the unit in the name.
+ * Each has a zod schema (its range), a default and a description; the OpenAPI document, validation
+ * and `setting_definitions` in the GET response are all generated from this table.
+ */
+import { z } from "@hono/zod-openapi";
+
+interface Definition<S extends z.ZodType> {
+  schema: S;
+  default: z.infer<S>;
+  unit?: string;
+  description: string;
+}
+
+const def = <S extends z.ZodType>(d: Definition<S>) => d;
+const emailList = z.array(z.email().max(254)).max(100);
+
+export const SETTINGS = {
+  min_eligible_table_size_gb: def({
+    schema: z.number().min(0).max(1_000_000),
+    default: 0.1,
+    unit: "GB",
+    description: "Tables smaller than this are not synced from a catalog.",
+  }),
+  quarterly_goal_pb: def({
+    schema: z.number().min(0).max(1_000_000),
+    default: 0,
+    unit: "PB",
+    description: "Quarterly storage-savings goal; 0 hides the goal metric.",
+  }),
+  storage_cost_usd_per_gb_month: def({
+    schema: z.number().min(0.001).max(1),
+    default: 0.021,
+    unit: "USD per GB per month",
+    description: "Base storage rate.",
+  }),
+  cloud_discount_percent: def({
+    schema: z.number().min(0).max(90),
+    default: 0,
+    unit: "percent",
+    description: "Effective rate = base rate x (1 - discount percent / 100).",
+  }),
+  projection_period_months: def({
+    schema: z.number().int().min(1).max(60).nullable(),
+    default: null,
+    unit: "months",
+    description: "Months projected forward in the savings report; null when unset.",
+  }),
+  operational_cost_usd_per_pb: def({
+    schema: z.number().min(0).max(100_000).nullable(),
+    default: null,
+    unit: "USD per PB",
+    description: "Heuristic processing cost; null when unset.",
+  }),
+  hourly_fanout_min_partition_size_gb: def({
+    schema: z.number().min(10).max(1000).nullable(),
+    default: null,
+    unit: "GB",
+    description:
+      "Above this average daily partition size a table is split into 24 per-hour jobs instead of one daily job; null disables hourly fan-out.",
+  }),
+  mutation_interval_threshold_minutes: def({
+    schema: z.number().int().min(5).max(120).nullable(),
+    default: null,
+    unit: "minutes",
+    description:
+      "Minimum write-free period required to route a table to a full crunch instead of a lighter optimize pass; null when unset.",
+  }),
+  access_token_ttl_seconds: def({
+    schema: z.number().int().min(900).max(28_800),
+    default: 3600,
+    unit: "seconds",
+    description: "Lifetime of an access token.",
+  }),
+  refresh_token_ttl_sso_seconds: def({
+    schema: z.number().int().min(3600).max(28_800),
+    default: 7200,
+    unit: "seconds",
+    description: "Lifetime of a refresh token of an SSO user; must exceed access_token_ttl_seconds.",
+  }),
+  refresh_token_ttl_local_seconds: def({
+    schema: z.number().int().min(3600).max(2_592_000),
+    default: 604_800,
+    unit: "seconds",
+    description: "Lifetime of a refresh token of a password user; must exceed access_token_ttl_seconds.",
+  }),
+  console_public_url: def({
+    schema: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .nullable(),
+    default: null,
+    description: "Pins the absolute URLs the console emits; null means the request origin.",
+  }),
+  email_theme: def({
+    schema: z.enum(["Dark", "Light"]),
+    default: "Light",
+    description: "Theme of email reports.",
+  }),
+  daily_report_recipients: def({
+    schema: emailList,
+    default: [],
+    description: "Recipients of the daily report; empty means all Editor and Admin users.",
+  }),
+  weekly_report_recipients: def({
+    schema: emailList,
+    default: [],
+    description: "Recipients of the weekly report; empty means all users of any role.",
+  }),
+  customer_name: def({
+    schema: z.string().max(200),
+    default: "",
+    description: "Name of the customer this installation belongs to.",
+  }),
+  notification_emails: def({
+    schema: emailList,
+    default: [],
+    description: "Addresses that receive job failure and safety notifications.",
+  }),
+  chat_webhook_urls: def({
+    schema: z.array(z.url({ protocol: /^https?$/ }).max(2048)).max(20),
+    default: [],
+    description: "Chat webhooks (Slack, Teams, ...) that receive notifications.",
+  }),
+  min_existence_days: def({
+    schema: z.number().int().min(0).max(3650),
+    default: 7,
+    unit: "days",
+    description: "A table must exist at least this long to qualify for optimization.",
+  }),
+  default_partition_expiration_days: def({
+    schema: z.number().int().min(1).max(36_500),
+    default: 30,
+    unit: "days",
+    description: "Default partition expiration of new policies.",
+  }),
+} as const;
+
+export type SettingKey = keyof typeof SETTINGS;
+export type Config = { [K in SettingKey]: z.infer<(typeof SETTINGS)[K]["schema"]> };
+export const SETTING_KEYS = Object.keys(SETTINGS) as SettingKey[];
+
+export const DEFAULT_CONFIG = Object.fromEntries(SETTING_KEYS.map((k) => [k, SETTINGS[k].default])) as Config;
+
+function withDoc<K extends SettingKey>(key: K) {
+  const d = SETTINGS[key];
+  const unit = "unit" in d && d.unit ? ` Unit: ${d.unit}.` : "";
+  return (d.schema as z.ZodType).openapi({ description: `${d.description}${unit}`, default: d.default });
+}
+
+const valueShape = Object.fromEntries(SETTING_KEYS.map((k) => [k, withDoc(k)])) as {
+  [K in SettingKey]: (typeof SETTINGS)[K]["schema"];
+};
+
+const SettingDefinitionSchema = z
+  .object({
+    default: z.unknown(),
+    minimum: z.number().optional(),
+    maximum: z.number().optional(),
+    unit: z.string().optional(),
+    nullable: z.boolean(),
+    description: z.string(),
+  })
+  .openapi("SettingDefinition");
+
+export const ConfigSchema = z
+  .object({
+    ...valueShape,
+    updated_at: z.string().nullable().openapi({ description: "When a setting last changed; null if never." }),
+    setting_definitions: z
+      .record(z.string(), SettingDefinitionSchema)
+      .openapi({ description: "Default, range and unit of every setting, keyed by field name." }),
+  })
+  .openapi("Configuration");
+
+/** Partial update: any subset of settings; unknown fields are rejected so typos are not lost. */
+export const ConfigUpdateSchema = z.strictObject(valueShape).partial().openapi("CustomerConfigUpdate");
+export type ConfigUpdate = z.infer<typeof ConfigUpdateSchema>;
+
+/** Default, range and unit of every setting, read off the zod schemas so they cannot drift. */
+export const SETTING_DEFINITIONS = Object.fromEntries(
+  SETTING_KEYS.map((key) => {
+    const d = SETTINGS[key];
+    const json = z.toJSONSchema(d.schema as z.ZodType, { unrepresentable: "any" }) as Record<string, unknown>;
+    const numeric = (json.anyOf as Record<string, unknown>[] | undefined)?.[0] ?? json;
+    return [
+      key,
+      {
+        default: d.default,
+        ...(typeof numeric.minimum === "number" ? { minimum: numeric.minimum } : {}),
+        ...(typeof numeric.maximum === "number" ? { maximum: numeric.maximum } : {}),
+        ...("unit" in d && d.unit ? { unit: d.unit } : {}),
+        nullable: (d.schema as z.ZodType).safeParse(null).success,
+        description: d.description,
+      },
+    ];
+  }),
+);

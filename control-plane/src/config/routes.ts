@@ -1,0 +1,57 @@
+/**
+ * `GET /api/v1/config` (everyone), `PUT` (document 1) and `POST` (document 2): the same partial
+ * update, Admin only (API keys: `config:write`).
+ */
+import { access } from "../auth/access.ts";
+import { jsonBody, jsonResponse, problemResponse } from "../http/openapi.ts";
+import { defineRoute } from "../http/route.ts";
+import { newRouter } from "../http/router.ts";
+import { ConfigSchema, ConfigUpdateSchema, SETTING_DEFINITIONS } from "./definitions.ts";
+import type { StoredConfig } from "./service.ts";
+
+const tags = ["config"];
+const updateDescription =
+  "Partial update: send any subset of fields. Values outside their range, unknown fields, and refresh-token TTLs not above the access-token TTL give 422 naming the field. Changes apply immediately.";
+
+const get = defineRoute({
+  method: "get",
+  path: "/api/v1/config",
+  tags,
+  summary: "Customer configuration and platform settings",
+  access: access.read("config"),
+  responses: { 200: jsonResponse("Current values, with each setting's default and range.", ConfigSchema) },
+});
+const updateRoute = (method: "put" | "post") =>
+  defineRoute({
+    method,
+    path: "/api/v1/config",
+    tags,
+    summary: method === "put" ? "Update configuration (document 1)" : "Update configuration (document 2)",
+    description: updateDescription,
+    access: access.admin("config:write"),
+    request: { body: jsonBody(ConfigUpdateSchema) },
+    responses: {
+      200: jsonResponse("Updated configuration.", ConfigSchema),
+      422: problemResponse("Invalid field."),
+    },
+  });
+
+function toWire(config: StoredConfig) {
+  return {
+    ...config.values,
+    updated_at: config.updatedAt?.toISOString() ?? null,
+    setting_definitions: SETTING_DEFINITIONS,
+  };
+}
+
+const actor = (p: { kind: "user"; userId: string } | { kind: "api_key"; keyId: string }) =>
+  p.kind === "user" ? p.userId : p.keyId;
+
+export const configRoutes = newRouter()
+  .openapi(get, async (c) => c.json(toWire(await c.var.services.config.get()), 200))
+  .openapi(updateRoute("put"), async (c) =>
+    c.json(toWire(await c.var.services.config.update(c.req.valid("json"), actor(c.var.principal))), 200),
+  )
+  .openapi(updateRoute("post"), async (c) =>
+    c.json(toWire(await c.var.services.config.update(c.req.valid("json"), actor(c.var.principal))), 200),
+  );

@@ -1,0 +1,82 @@
+/**
+ * Reads and updates the configuration resource. Values live one row per setting in `settings`;
+ * a missing row means the default. An update is validated as a whole (ranges by the schema, then
+ * cross-field rules on the merged result) and written in one batch, so it applies immediately and
+ * never half-way.
+ */
+import { type Clock, systemClock } from "@lakesmith/shared";
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/index.ts";
+import { settings } from "../db/schema.ts";
+import { ApiError, type FieldError } from "../http/problem.ts";
+import {
+  type Config,
+  type ConfigUpdate,
+  DEFAULT_CONFIG,
+  SETTING_KEYS,
+  type SettingKey,
+} from "./definitions.ts";
+
+export interface StoredConfig {
+  values: Config;
+  updatedAt: Date | null;
+}
+
+export class ConfigService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  async get(): Promise<StoredConfig> {
+    const rows = await this.db.select().from(settings);
+    const values: Config = { ...DEFAULT_CONFIG };
+    let updatedAt: Date | null = null;
+    for (const row of rows) {
+      if (!(SETTING_KEYS as string[]).includes(row.key)) continue;
+      (values as Record<string, unknown>)[row.key] = row.value;
+      if (!updatedAt || row.updatedAt > updatedAt) updatedAt = row.updatedAt;
+    }
+    return { values, updatedAt };
+  }
+
+  async update(patch: ConfigUpdate, updatedBy: string): Promise<StoredConfig> {
+    const current = await this.get();
+    const merged = { ...current.values, ...patch };
+    const problems = crossFieldProblems(merged, patch);
+    if (problems.length > 0) {
+      throw new ApiError(422, problems.map((p) => `${p.path}: ${p.message}`).join("; "), problems);
+    }
+    const keys = Object.keys(patch) as SettingKey[];
+    if (keys.length > 0) {
+      const now = this.clock.now();
+      const statements = keys.map((key) =>
+        this.db
+          .insert(settings)
+          .values({ key, value: patch[key] as unknown, updatedAt: now, updatedBy })
+          .onConflictDoUpdate({
+            target: settings.key,
+            set: { value: sql`excluded.value`, updatedAt: now, updatedBy },
+          }),
+      );
+      await this.db.batch(statements as [(typeof statements)[number], ...typeof statements]);
+    }
+    return this.get();
+  }
+}
+
+/** Rules that span fields: both refresh-token TTLs must exceed the access-token TTL. */
+function crossFieldProblems(merged: Config, patch: ConfigUpdate): FieldError[] {
+  const problems: FieldError[] = [];
+  for (const key of ["refresh_token_ttl_sso_seconds", "refresh_token_ttl_local_seconds"] as const) {
+    if (merged[key] <= merged.access_token_ttl_seconds) {
+      // Name the field the caller changed; if only the access TTL changed, that is the culprit.
+      const path = key in patch || !("access_token_ttl_seconds" in patch) ? key : "access_token_ttl_seconds";
+      problems.push({
+        path,
+        message: `${key} (${merged[key]}) must exceed access_token_ttl_seconds (${merged.access_token_ttl_seconds})`,
+      });
+    }
+  }
+  return problems;
+}

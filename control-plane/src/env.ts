@@ -1,0 +1,39 @@
+/**
+ * Environment configuration of the Node entry, parsed once by one zod schema. Every variable the
+ * control plane reads is here; the README's configuration table lists the same.
+ */
+import { z } from "zod";
+
+const optionalSecret = z
+  .string()
+  .optional()
+  .transform((v) => (v === "" ? undefined : v));
+
+export const NodeEnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  HOST: z.string().default("0.0.0.0"),
+  LAKESMITH_DB_URL: z.string().default("file:./.lakesmith/lakesmith.db"),
+  LAKESMITH_DB_AUTH_TOKEN: optionalSecret,
+  LAKESMITH_JWT_SECRET: optionalSecret.refine(
+    (v) => v === undefined || v.length >= 32,
+    "at least 32 characters",
+  ),
+  LAKESMITH_ADMIN_PASSWORD: optionalSecret.refine(
+    (v) => v === undefined || v.length >= 8,
+    "at least 8 characters",
+  ),
+  LAKESMITH_BREAKGLASS_PASSWORD: optionalSecret.refine(
+    (v) => v === undefined || v.length >= 8,
+    "at least 8 characters",
+  ),
+  LAKESMITH_ADMIN_API_KEY: optionalSecret,
+});
+export type NodeEnv = z.infer<typeof NodeEnvSchema>;
+
+/** Parses `process.env`-like input; throws one readable error listing every bad variable. */
+export function parseNodeEnv(env: Record<string, string | undefined>): NodeEnv {
+  const result = NodeEnvSchema.safeParse(env);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+  throw new Error(`Invalid environment:\n${lines.join("\n")}`);
+}

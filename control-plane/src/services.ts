@@ -1,0 +1,52 @@
+/** Builds the services the routes call, from the app's dependencies. */
+import { type Clock, systemClock } from "@lakesmith/shared";
+import { ApiKeyService } from "./api-keys/service.ts";
+import { AuthService } from "./auth/service.ts";
+import { signingKeyLoader } from "./auth/signing-key.ts";
+import { ConfigService } from "./config/service.ts";
+import type { Db } from "./db/index.ts";
+import type { DocsAssets } from "./docs/assets.ts";
+import { FeatureFlagService } from "./feature-flags/service.ts";
+import { HealthService } from "./health/service.ts";
+import { UserService } from "./users/service.ts";
+
+/** What `createApp` needs from its runtime. */
+export interface AppDeps {
+  db: Db;
+  clock?: Clock;
+  /** HMAC key for access tokens; when absent the installation generates and stores one. */
+  jwtSecret?: string;
+  /** Where the offline docs pages load Swagger UI and Redoc from. */
+  docsAssets?: DocsAssets;
+  version?: string;
+}
+
+export interface Services {
+  db: Db;
+  clock: Clock;
+  auth: AuthService;
+  users: UserService;
+  apiKeys: ApiKeyService;
+  config: ConfigService;
+  featureFlags: FeatureFlagService;
+  health: HealthService;
+  docsAssets: DocsAssets | undefined;
+  version: string;
+}
+
+export function createServices(deps: AppDeps): Services {
+  const clock = deps.clock ?? systemClock;
+  const config = new ConfigService(deps.db, clock);
+  return {
+    db: deps.db,
+    clock,
+    config,
+    auth: new AuthService(deps.db, config, signingKeyLoader(deps.db, deps.jwtSecret), clock),
+    users: new UserService(deps.db, clock),
+    apiKeys: new ApiKeyService(deps.db, clock),
+    featureFlags: new FeatureFlagService(deps.db, clock),
+    health: new HealthService(deps.db),
+    docsAssets: deps.docsAssets,
+    version: deps.version ?? "0.1.0",
+  };
+}
