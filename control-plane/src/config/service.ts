@@ -34,7 +34,7 @@ export class ConfigService {
     let updatedAt: Date | null = null;
     for (const row of rows) {
       if (!(SETTING_KEYS as string[]).includes(row.key)) continue;
-      (values as Record<string, unknown>)[row.key] = row.value;
+      (values as Record<string, unknown>)[row.key] = JSON.parse(row.value);
       if (!updatedAt || row.updatedAt > updatedAt) updatedAt = row.updatedAt;
     }
     return { values, updatedAt };
@@ -53,7 +53,7 @@ export class ConfigService {
       const statements = keys.map((key) =>
         this.db
           .insert(settings)
-          .values({ key, value: patch[key] as unknown, updatedAt: now, updatedBy })
+          .values({ key, value: JSON.stringify(patch[key]), updatedAt: now, updatedBy })
           .onConflictDoUpdate({
             target: settings.key,
             set: { value: sql`excluded.value`, updatedAt: now, updatedBy },

@@ -66,10 +66,14 @@ export const apiKeys = sqliteTable("api_keys", {
   createdAt: createdAt(),
 });
 
-/** Platform settings and customer configuration: one row per setting, value as JSON. */
+/**
+ * Platform settings and customer configuration: one row per setting, value as JSON text. The JSON
+ * is encoded by the config service rather than drizzle's json mode, so a JSON null (an unset
+ * optional setting) is stored as the text "null", not as SQL NULL.
+ */
 export const settings = sqliteTable("settings", {
   key: text("key").primaryKey(),
-  value: text("value", { mode: "json" }).notNull().$type<unknown>(),
+  value: text("value").notNull(),
   updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
   updatedBy: text("updated_by"),
 });
