@@ -1,0 +1,226 @@
+/**
+ * A hashed embedding-bag MLP and its trainer, in plain TypeScript. Each item (a token with its
+ * context features, or a whole text) is a bag of table rows; the model sums their embeddings,
+ * scales the sum, adds a bias, applies ReLU and a linear layer to one logit per class.
+ *
+ * Training is minibatch Adam with cross-entropy (softmax, one class per item) or binary
+ * cross-entropy (sigmoid, independent labels). Embedding rows are updated lazily, only when a
+ * batch touches them, which keeps an epoch linear in the number of features seen rather than in
+ * the size of the table. The same forward pass is used to check the exported ONNX model.
+ */
+
+export interface Item {
+  rows: Int32Array;
+  scale: number;
+  /** Softmax: the class index. Sigmoid: one 0/1 target per class. */
+  target: number | Float32Array;
+  weight?: number;
+}
+
+export interface TrainOptions {
+  epochs: number;
+  batchSize: number;
+  learningRate: number;
+  seed: number;
+  /** Called after each epoch, e.g. to print a development-set score. */
+  onEpoch?: (epoch: number, meanLoss: number) => void;
+}
+
+export class BagMlp {
+  readonly table: Float32Array;
+  readonly b1: Float32Array;
+  readonly w2: Float32Array;
+  readonly b2: Float32Array;
+
+  constructor(
+    readonly buckets: number,
+    readonly dims: number,
+    readonly classes: number,
+    readonly output: "softmax" | "sigmoid",
+    seed = 1,
+  ) {
+    const random = mulberry32(seed);
+    this.table = new Float32Array(buckets * dims);
+    // Row 0 is padding and stays zero; others start small so early sums stay in ReLU's linear range.
+    for (let i = dims; i < this.table.length; i++) this.table[i] = (random() - 0.5) * 0.02;
+    this.b1 = new Float32Array(dims).fill(0.01);
+    this.w2 = new Float32Array(dims * classes);
+    const limit = Math.sqrt(6 / (dims + classes));
+    for (let i = 0; i < this.w2.length; i++) this.w2[i] = (random() * 2 - 1) * limit;
+    this.b2 = new Float32Array(classes);
+  }
+
+  /** Hidden activations and class probabilities for one item. */
+  forward(rows: Int32Array, scale: number): { hidden: Float32Array; probs: Float32Array } {
+    const { dims, classes, table } = this;
+    const hidden = new Float32Array(dims);
+    for (const row of rows) {
+      if (row === 0) continue;
+      const base = row * dims;
+      for (let d = 0; d < dims; d++) hidden[d] = (hidden[d] ?? 0) + (table[base + d] ?? 0);
+    }
+    for (let d = 0; d < dims; d++) hidden[d] = Math.max(0, (hidden[d] ?? 0) * scale + (this.b1[d] ?? 0));
+    const logits = new Float32Array(classes);
+    for (let c = 0; c < classes; c++) {
+      let z = this.b2[c] ?? 0;
+      for (let d = 0; d < dims; d++) z += (hidden[d] ?? 0) * (this.w2[d * classes + c] ?? 0);
+      logits[c] = z;
+    }
+    return { hidden, probs: this.output === "softmax" ? softmax(logits) : logits.map(sigmoid) };
+  }
+
+  train(items: Item[], options: TrainOptions): void {
+    const { dims, classes } = this;
+    const adam = new LazyAdam(this, options.learningRate);
+    const random = mulberry32(options.seed);
+    const order = items.map((_, i) => i);
+    const gHidden = new Float32Array(dims);
+    const gW2 = new Float32Array(dims * classes);
+    const gB2 = new Float32Array(classes);
+    const gB1 = new Float32Array(dims);
+    const gRows = new Map<number, Float32Array>();
+
+    for (let epoch = 1; epoch <= options.epochs; epoch++) {
+      shuffle(order, random);
+      let lossSum = 0;
+      for (let startAt = 0; startAt < order.length; startAt += options.batchSize) {
+        gW2.fill(0);
+        gB2.fill(0);
+        gB1.fill(0);
+        gRows.clear();
+        const batch = order.slice(startAt, startAt + options.batchSize);
+        for (const index of batch) {
+          const item = items[index] as Item;
+          const weight = (item.weight ?? 1) / batch.length;
+          const { hidden, probs } = this.forward(item.rows, item.scale);
+          // dLoss/dLogit is (p - y) for both softmax+CE and sigmoid+BCE.
+          const gLogits = new Float32Array(classes);
+          for (let c = 0; c < classes; c++) {
+            const y = typeof item.target === "number" ? (item.target === c ? 1 : 0) : (item.target[c] ?? 0);
+            const p = probs[c] ?? 0;
+            gLogits[c] = (p - y) * weight;
+            if (y > 0) lossSum -= Math.log(Math.max(p, 1e-7)) * (item.weight ?? 1);
+            else if (this.output === "sigmoid")
+              lossSum -= Math.log(Math.max(1 - p, 1e-7)) * (item.weight ?? 1);
+          }
+          gHidden.fill(0);
+          for (let d = 0; d < dims; d++) {
+            const h = hidden[d] ?? 0;
+            let g = 0;
+            for (let c = 0; c < classes; c++) {
+              const gl = gLogits[c] ?? 0;
+              gW2[d * classes + c] = (gW2[d * classes + c] ?? 0) + h * gl;
+              g += (this.w2[d * classes + c] ?? 0) * gl;
+            }
+            gHidden[d] = h > 0 ? g : 0;
+            gB1[d] = (gB1[d] ?? 0) + (gHidden[d] ?? 0);
+          }
+          for (let c = 0; c < classes; c++) gB2[c] = (gB2[c] ?? 0) + (gLogits[c] ?? 0);
+          for (const row of item.rows) {
+            if (row === 0) continue;
+            let g = gRows.get(row);
+            if (!g) {
+              g = new Float32Array(dims);
+              gRows.set(row, g);
+            }
+            for (let d = 0; d < dims; d++) g[d] = (g[d] ?? 0) + (gHidden[d] ?? 0) * item.scale;
+          }
+        }
+        adam.step(gRows, gB1, gW2, gB2);
+      }
+      options.onEpoch?.(epoch, lossSum / items.length);
+    }
+  }
+}
+
+/** Adam whose embedding rows keep their own step count, so untouched rows are not decayed. */
+class LazyAdam {
+  private readonly beta1 = 0.9;
+  private readonly beta2 = 0.999;
+  private readonly eps = 1e-8;
+  private step_ = 0;
+  private readonly tableM: Float32Array;
+  private readonly tableV: Float32Array;
+  private readonly rowSteps: Uint32Array;
+  private readonly dense: { param: Float32Array; m: Float32Array; v: Float32Array }[];
+
+  constructor(
+    private readonly model: BagMlp,
+    private readonly lr: number,
+  ) {
+    this.tableM = new Float32Array(model.table.length);
+    this.tableV = new Float32Array(model.table.length);
+    this.rowSteps = new Uint32Array(model.buckets);
+    this.dense = [model.b1, model.w2, model.b2].map((param) => ({
+      param,
+      m: new Float32Array(param.length),
+      v: new Float32Array(param.length),
+    }));
+  }
+
+  step(rows: Map<number, Float32Array>, gB1: Float32Array, gW2: Float32Array, gB2: Float32Array): void {
+    this.step_ += 1;
+    const grads = [gB1, gW2, gB2];
+    this.dense.forEach(({ param, m, v }, i) => {
+      this.update(param, m, v, grads[i] as Float32Array, 0, this.step_);
+    });
+    const { dims } = this.model;
+    for (const [row, grad] of rows) {
+      const t = (this.rowSteps[row] ?? 0) + 1;
+      this.rowSteps[row] = t;
+      this.update(this.model.table, this.tableM, this.tableV, grad, row * dims, t);
+    }
+  }
+
+  private update(
+    param: Float32Array,
+    m: Float32Array,
+    v: Float32Array,
+    grad: Float32Array,
+    offset: number,
+    t: number,
+  ) {
+    const c1 = 1 - this.beta1 ** t;
+    const c2 = 1 - this.beta2 ** t;
+    for (let i = 0; i < grad.length; i++) {
+      const g = grad[i] ?? 0;
+      const j = offset + i;
+      const mj = this.beta1 * (m[j] ?? 0) + (1 - this.beta1) * g;
+      const vj = this.beta2 * (v[j] ?? 0) + (1 - this.beta2) * g * g;
+      m[j] = mj;
+      v[j] = vj;
+      param[j] = (param[j] ?? 0) - (this.lr * (mj / c1)) / (Math.sqrt(vj / c2) + this.eps);
+    }
+  }
+}
+
+function softmax(logits: Float32Array): Float32Array {
+  let max = Number.NEGATIVE_INFINITY;
+  for (const z of logits) max = Math.max(max, z);
+  const out = logits.map((z) => Math.exp(z - max));
+  const sum = out.reduce((a, b) => a + b, 0);
+  return out.map((e) => e / sum);
+}
+
+function sigmoid(z: number): number {
+  return 1 / (1 + Math.exp(-z));
+}
+
+/** Small seeded PRNG so training runs are reproducible. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function shuffle<T>(values: T[], random: () => number): void {
+  for (let i = values.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [values[i], values[j]] = [values[j] as T, values[i] as T];
+  }
+}

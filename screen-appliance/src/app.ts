@@ -1,0 +1,122 @@
+/**
+ * `createApp(deps)` builds the appliance's Hono app; `main.ts` wires in the license, the ONNX
+ * models and the port. Tests build it with their own license key and models.
+ *
+ * @example
+ * const app = createApp({ ...deps, license: () => ({ status: "missing", reason: "no file" }) });
+ * const res = await app.request("/health");
+ */
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { z } from "zod";
+import { ApiError, handleError, problemResponse } from "./http/problem.ts";
+import type { LicenseState } from "./license/license.ts";
+import type { Metrics } from "./metrics.ts";
+import { RevealRequest, ScreenRequest } from "./screen/schema.ts";
+import { type ScreenDeps, screen } from "./screen/service.ts";
+import { reveal } from "./transform/transform.ts";
+
+export interface RuntimeInfo {
+  executionProvider: string;
+  models: { name: string; file: string }[];
+}
+
+export interface AppDeps extends ScreenDeps {
+  /** The license state now (expiry is checked on every call). */
+  license: () => LicenseState;
+  runtime: RuntimeInfo;
+  metrics: Metrics;
+  maxBodyBytes: number;
+}
+
+export function createApp(deps: AppDeps) {
+  const app = new Hono();
+  app.onError(handleError);
+  app.notFound((c) => problemResponse(404, `No route for ${c.req.method} ${c.req.path}.`));
+
+  app.use("*", async (c, next) => {
+    const stop = deps.metrics.duration.startTimer({ route: c.req.path });
+    await next();
+    stop();
+    deps.metrics.requests.inc({ route: c.req.routePath || c.req.path, status: String(c.res.status) });
+  });
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: deps.maxBodyBytes,
+      onError: () =>
+        problemResponse(
+          413,
+          `Request bodies are limited to ${deps.maxBodyBytes} bytes (SCREEN_MAX_BODY_BYTES).`,
+        ),
+    }),
+  );
+
+  app.get("/health", (c) => {
+    const license = deps.license();
+    deps.metrics.licenseValid.set(license.status === "valid" ? 1 : 0);
+    return c.json({
+      status: license.status === "valid" ? "ok" : "unlicensed",
+      license:
+        license.status === "valid"
+          ? { status: "valid", customer: license.license.customer, expires: license.license.expires }
+          : { status: license.status, reason: license.reason },
+      executionProvider: deps.runtime.executionProvider,
+      models: deps.runtime.models,
+    });
+  });
+
+  app.get("/metrics", async (c) => {
+    deps.metrics.licenseValid.set(deps.license().status === "valid" ? 1 : 0);
+    return c.body(await deps.metrics.registry.metrics(), 200, {
+      "content-type": deps.metrics.registry.contentType,
+    });
+  });
+
+  app.post("/screen", async (c) => {
+    requireLicense(deps.license());
+    const request = parseBody(ScreenRequest, await c.req.text());
+    const result = await screen(request, deps);
+    for (const f of result.findings) deps.metrics.findings.inc({ type: f.classificationType });
+    return c.json(result);
+  });
+
+  app.post("/reveal", async (c) => {
+    requireLicense(deps.license());
+    const request = parseBody(RevealRequest, await c.req.text());
+    const originalData = reveal(
+      request.redactedData,
+      request.transformationType,
+      request.redactionMaps,
+      request.encryptionKey,
+    );
+    return c.json({ originalData });
+  });
+
+  return app;
+}
+
+function requireLicense(license: LicenseState): void {
+  if (license.status !== "valid") {
+    throw new ApiError(503, `The appliance is not licensed: ${license.reason}.`);
+  }
+}
+
+/** Parses a JSON body against a schema; anything malformed is a 422 naming the fields. */
+function parseBody<T extends z.ZodType>(schema: T, text: string): z.infer<T> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ApiError(422, "The request body is not valid JSON.", [
+      { path: "(body)", message: "must be a JSON object" },
+    ]);
+  }
+  const parsed = schema.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const errors = parsed.error.issues.map((issue) => ({
+    path: issue.path.map(String).join(".") || "(body)",
+    message: issue.message,
+  }));
+  throw new ApiError(422, errors.map((e) => `${e.path}: ${e.message}`).join("; "), errors);
+}

@@ -1,0 +1,32 @@
+/**
+ * All environment configuration of the appliance, parsed once at start.
+ */
+import { z } from "zod";
+import { BUILT_IN_LICENSE_PUBLIC_KEY } from "./license/public-key.ts";
+
+const Env = z.object({
+  PORT: z.coerce.number().int().min(1).max(65535).default(8080),
+  HOST: z.string().default("0.0.0.0"),
+  SCREEN_LICENSE_PATH: z.string().default("/etc/screen/screen.lic"),
+  SCREEN_LICENSE_PUBLIC_KEY: z.string().default(BUILT_IN_LICENSE_PUBLIC_KEY),
+  /** Largest accepted request body in bytes; larger bodies get 413. */
+  SCREEN_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
+  /** `auto` tries CUDA and falls back to CPU; `cpu` skips the CUDA attempt. */
+  SCREEN_EXECUTION_PROVIDER: z.enum(["auto", "cuda", "cpu"]).default("auto"),
+  /** Folder holding the `.onnx` models; defaults to the models shipped in the package. */
+  SCREEN_MODEL_DIR: z.string().optional(),
+});
+export type ScreenConfig = z.infer<typeof Env>;
+
+export function parseConfig(env: Record<string, string | undefined>): ScreenConfig {
+  const parsed = Env.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new Error(`invalid screening appliance configuration: ${problems}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,25 @@
+/**
+ * The sidecar JSON written next to each `.onnx` file by the training scripts: how to build the
+ * model's input and how to read its output. Training and inference read the same description.
+ */
+import { readFile } from "node:fs/promises";
+import { z } from "zod";
+
+export const ModelSpec = z.object({
+  name: z.string(),
+  /** Rows of the hashed embedding table, row 0 being padding. */
+  buckets: z.number().int().positive(),
+  dims: z.number().int().positive(),
+  labels: z.array(z.string()),
+  /** "softmax" for one label per item (NER tags), "sigmoid" for independent labels. */
+  output: z.enum(["softmax", "sigmoid"]),
+  /** Decision threshold tuned on a development split during training. */
+  threshold: z.number(),
+  trainedAt: z.string(),
+  training: z.record(z.string(), z.unknown()),
+});
+export type ModelSpec = z.infer<typeof ModelSpec>;
+
+export async function readModelSpec(path: string): Promise<ModelSpec> {
+  return ModelSpec.parse(JSON.parse(await readFile(path, "utf8")));
+}

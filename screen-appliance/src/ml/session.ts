@@ -1,0 +1,52 @@
+/**
+ * Opens ONNX Runtime sessions on the best execution provider available: CUDA when asked for or on
+ * `auto`, falling back to CPU when the CUDA provider (or a GPU) is missing. The provider actually
+ * used is returned so `/health` and the start-up log can name it.
+ */
+import * as ort from "onnxruntime-node";
+
+export type ProviderPreference = "auto" | "cuda" | "cpu";
+
+export interface OpenedSession {
+  session: ort.InferenceSession;
+  provider: "cuda" | "cpu";
+  /** Why CUDA was not used, when it was tried and failed. */
+  fallbackReason?: string;
+}
+
+export async function openSession(path: string, preference: ProviderPreference): Promise<OpenedSession> {
+  let fallbackReason: string | undefined;
+  if (preference !== "cpu") {
+    try {
+      const session = await ort.InferenceSession.create(path, { executionProviders: ["cuda"] });
+      return { session, provider: "cuda" };
+    } catch (err) {
+      if (preference === "cuda") throw err;
+      fallbackReason = err instanceof Error ? err.message.split("\n")[0] : String(err);
+    }
+  }
+  const session = await ort.InferenceSession.create(path, {
+    executionProviders: ["cpu"],
+    // Requests are small and many run at once; one thread per session avoids oversubscription.
+    intraOpNumThreads: 1,
+    interOpNumThreads: 1,
+  });
+  return { session, provider: "cpu", ...(fallbackReason ? { fallbackReason } : {}) };
+}
+
+/** Runs a hashed bag model: `rows` is [items, width] int32, `scale` is [items, 1]. */
+export async function runBagModel(
+  session: ort.InferenceSession,
+  rows: Int32Array,
+  scale: Float32Array,
+  items: number,
+  width: number,
+): Promise<Float32Array> {
+  const out = await session.run({
+    rows: new ort.Tensor("int32", rows, [items, width]),
+    scale: new ort.Tensor("float32", scale, [items, 1]),
+  });
+  const probs = out.probs;
+  if (!probs) throw new Error("model has no 'probs' output");
+  return probs.data as Float32Array;
+}
