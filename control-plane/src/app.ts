@@ -37,12 +37,13 @@ export function buildApp(services: Services) {
     await next();
   });
   app.use("*", guard());
-  app.use(
-    "/api/*",
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: () => problemResponse(413, `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`),
-    }),
+  const limitBody = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => problemResponse(413, `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`),
+  });
+  // GET and HEAD carry no body; skipping them also spares Node from building a full Request object.
+  app.use("/api/*", (c, next) =>
+    c.req.method === "GET" || c.req.method === "HEAD" ? next() : limitBody(c, next),
   );
 
   app.route("/", healthRoutes);

@@ -1,6 +1,7 @@
 /** Builds the services the routes call, from the app's dependencies. */
 import { type Clock, systemClock } from "@lakesmith/shared";
 import { ApiKeyService } from "./api-keys/service.ts";
+import { PrincipalCache } from "./auth/principal-cache.ts";
 import { AuthService } from "./auth/service.ts";
 import { signingKeyLoader } from "./auth/signing-key.ts";
 import { ConfigService } from "./config/service.ts";
@@ -37,13 +38,15 @@ export interface Services {
 export function createServices(deps: AppDeps): Services {
   const clock = deps.clock ?? systemClock;
   const config = new ConfigService(deps.db, clock);
+  const principals = new PrincipalCache(clock);
+  const clearPrincipals = () => principals.clear();
   return {
     db: deps.db,
     clock,
     config,
-    auth: new AuthService(deps.db, config, signingKeyLoader(deps.db, deps.jwtSecret), clock),
-    users: new UserService(deps.db, clock),
-    apiKeys: new ApiKeyService(deps.db, clock),
+    auth: new AuthService(deps.db, config, signingKeyLoader(deps.db, deps.jwtSecret), clock, principals),
+    users: new UserService(deps.db, clock, clearPrincipals),
+    apiKeys: new ApiKeyService(deps.db, clock, clearPrincipals),
     featureFlags: new FeatureFlagService(deps.db, clock),
     health: new HealthService(deps.db),
     docsAssets: deps.docsAssets,

@@ -24,6 +24,8 @@ export class ApiKeyService {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    /** Called after a key is deleted, so cached authentications of it are dropped. */
+    private readonly onAccessChange: () => void = () => {},
   ) {}
 
   async create(input: NewApiKey): Promise<{ record: ApiKey; key: string }> {
@@ -54,5 +56,6 @@ export class ApiKeyService {
   async delete(id: string): Promise<void> {
     const deleted = await this.db.delete(apiKeys).where(eq(apiKeys.id, id)).returning({ id: apiKeys.id });
     if (deleted.length === 0) throw notFound("API key", id);
+    this.onAccessChange();
   }
 }

@@ -7,8 +7,9 @@
  * - Rotation is one conditional UPDATE on the old refresh token: of two concurrent refreshes with
  *   the same token exactly one wins. Presenting an already rotated token again revokes every refresh
  *   token of that user, since it means the token was copied.
- * - Every authenticated request re-reads the user (or key), so deactivation, deletion and role
- *   changes take effect at once rather than when the access token expires.
+ * - A credential is re-checked against its user (or key row) at least every few seconds (see
+ *   `PrincipalCache`), so deactivation, deletion and role changes take effect at once on this
+ *   instance and within seconds on others, rather than when the access token expires.
  */
 import { type Clock, epochSeconds, newId, randomSecret } from "@lakesmith/shared";
 import { and, eq, gt, isNotNull, isNull } from "drizzle-orm";
@@ -19,6 +20,7 @@ import { apiKeys, refreshTokens, type User, users } from "../db/schema.ts";
 import { unauthorized } from "../http/problem.ts";
 import { isScope, type Principal, type Scope } from "./access.ts";
 import { DUMMY_PASSWORD_HASH, sha256Hex, verifyPassword } from "./crypto.ts";
+import type { PrincipalCache } from "./principal-cache.ts";
 
 export interface TokenPair {
   access_token: string;
@@ -37,6 +39,7 @@ export class AuthService {
     private readonly config: ConfigService,
     private readonly signingKey: () => Promise<string>,
     private readonly clock: Clock,
+    private readonly cache: PrincipalCache,
   ) {}
 
   async login(username: string, password: string): Promise<TokenPair> {
@@ -85,6 +88,8 @@ export class AuthService {
 
   /** Turns the value of a bearer credential into a principal, or throws 401. */
   async authenticate(credential: string): Promise<Principal> {
+    const cached = this.cache.get(credential);
+    if (cached) return cached;
     return credential.startsWith(API_KEY_PREFIX)
       ? this.authenticateKey(credential)
       : this.authenticateToken(credential);
@@ -104,7 +109,9 @@ export class AuthService {
       .from(users)
       .where(eq(users.id, payload.sub));
     if (user?.status !== "active") throw unauthorized("This account is inactive or was deleted.");
-    return { kind: "user", userId: user.id, username: user.username, role: user.role };
+    const principal: Principal = { kind: "user", userId: user.id, username: user.username, role: user.role };
+    this.cache.set(token, principal, typeof payload.exp === "number" ? payload.exp * 1000 : undefined);
+    return principal;
   }
 
   private async authenticateKey(key: string): Promise<Principal> {
@@ -118,8 +125,13 @@ export class AuthService {
     if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > API_KEY_TOUCH_INTERVAL_MS) {
       await this.db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, row.id));
     }
-    const scopes = row.scopes.filter(isScope) as Scope[];
-    return { kind: "api_key", keyId: row.id, scopes };
+    const principal: Principal = {
+      kind: "api_key",
+      keyId: row.id,
+      scopes: row.scopes.filter(isScope) as Scope[],
+    };
+    this.cache.set(key, principal, row.expiresAt?.getTime());
+    return principal;
   }
 
   private async issue(user: User): Promise<TokenPair> {

@@ -155,14 +155,13 @@ const valueShape = Object.fromEntries(SETTING_KEYS.map((k) => [k, withDoc(k)])) 
 
 const SettingDefinitionSchema = z
   .object({
-    default: z.unknown(),
+    default: z.any(),
     minimum: z.number().optional(),
     maximum: z.number().optional(),
     unit: z.string().optional(),
     nullable: z.boolean(),
-    description: z.string(),
   })
-  .openapi("SettingDefinition");
+  .openapi("SettingDefinition", { description: "Each setting's meaning is in its field description above." });
 
 export const ConfigSchema = z
   .object({
@@ -192,7 +191,6 @@ export const SETTING_DEFINITIONS = Object.fromEntries(
         ...(typeof numeric.maximum === "number" ? { maximum: numeric.maximum } : {}),
         ...("unit" in d && d.unit ? { unit: d.unit } : {}),
         nullable: (d.schema as z.ZodType).safeParse(null).success,
-        description: d.description,
       },
     ];
   }),

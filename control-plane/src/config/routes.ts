@@ -2,8 +2,10 @@
  * `GET /api/v1/config` (everyone), `PUT` (document 1) and `POST` (document 2): the same partial
  * update, Admin only (API keys: `config:write`).
  */
+
+import type { z } from "@hono/zod-openapi";
 import { access } from "../auth/access.ts";
-import { jsonBody, jsonResponse, problemResponse } from "../http/openapi.ts";
+import { jsonBody, jsonResponse, preserializedJson, problemResponse } from "../http/openapi.ts";
 import { defineRoute } from "../http/route.ts";
 import { newRouter } from "../http/router.ts";
 import { ConfigSchema, ConfigUpdateSchema, SETTING_DEFINITIONS } from "./definitions.ts";
@@ -36,7 +38,18 @@ const updateRoute = (method: "put" | "post") =>
     },
   });
 
-function toWire(config: StoredConfig) {
+/** Serialized once per stored version: the GET is on every console page's hot path. */
+const serialized = new WeakMap<StoredConfig, string>();
+function toJson(config: StoredConfig): string {
+  let text = serialized.get(config);
+  if (text === undefined) {
+    text = JSON.stringify(toWire(config));
+    serialized.set(config, text);
+  }
+  return text;
+}
+
+function toWire(config: StoredConfig): z.infer<typeof ConfigSchema> {
   return {
     ...config.values,
     updated_at: config.updatedAt?.toISOString() ?? null,
@@ -48,7 +61,9 @@ const actor = (p: { kind: "user"; userId: string } | { kind: "api_key"; keyId: s
   p.kind === "user" ? p.userId : p.keyId;
 
 export const configRoutes = newRouter()
-  .openapi(get, async (c) => c.json(toWire(await c.var.services.config.get()), 200))
+  .openapi(get, async (c) =>
+    preserializedJson<z.infer<typeof ConfigSchema>>(c, toJson(await c.var.services.config.get())),
+  )
   .openapi(updateRoute("put"), async (c) =>
     c.json(toWire(await c.var.services.config.update(c.req.valid("json"), actor(c.var.principal))), 200),
   )

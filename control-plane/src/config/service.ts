@@ -1,8 +1,12 @@
 /**
  * Reads and updates the configuration resource. Values live one row per setting in `settings`;
  * a missing row means the default. An update is validated as a whole (ranges by the schema, then
- * cross-field rules on the merged result) and written in one batch, so it applies immediately and
- * never half-way.
+ * cross-field rules on the merged result) and written in one batch, so it never applies half-way.
+ *
+ * Reads are served from memory for at most `cacheTtlMs`: every request reads the configuration
+ * (token TTLs, the GET itself), and a database round trip per request would dominate. An update
+ * on this instance replaces the cached copy at once; other replicas see it within the TTL (the
+ * spec allows 60 s for TTL changes to reach new tokens).
  */
 import { type Clock, systemClock } from "@lakesmith/shared";
 import { sql } from "drizzle-orm";
@@ -23,12 +27,23 @@ export interface StoredConfig {
 }
 
 export class ConfigService {
+  private cached: { config: StoredConfig; expiresAt: number } | undefined;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock = systemClock,
+    private readonly cacheTtlMs = 5_000,
   ) {}
 
   async get(): Promise<StoredConfig> {
+    const now = this.clock.now().getTime();
+    if (this.cached && this.cached.expiresAt > now) return this.cached.config;
+    const config = await this.load();
+    this.cached = { config, expiresAt: now + this.cacheTtlMs };
+    return config;
+  }
+
+  private async load(): Promise<StoredConfig> {
     const rows = await this.db.select().from(settings);
     const values: Config = { ...DEFAULT_CONFIG };
     let updatedAt: Date | null = null;
@@ -41,7 +56,7 @@ export class ConfigService {
   }
 
   async update(patch: ConfigUpdate, updatedBy: string): Promise<StoredConfig> {
-    const current = await this.get();
+    const current = await this.load();
     const merged = { ...current.values, ...patch };
     const problems = crossFieldProblems(merged, patch);
     if (problems.length > 0) {
@@ -61,6 +76,7 @@ export class ConfigService {
       );
       await this.db.batch(statements as [(typeof statements)[number], ...typeof statements]);
     }
+    this.cached = undefined;
     return this.get();
   }
 }

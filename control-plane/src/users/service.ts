@@ -31,6 +31,8 @@ export class UserService {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    /** Called after a change that can alter what a credential may do (status, role, deletion). */
+    private readonly onAccessChange: () => void = () => {},
   ) {}
 
   async list(offset: number, limit: number): Promise<Page<User>> {
@@ -108,6 +110,7 @@ export class UserService {
       .where(eq(users.id, id))
       .returning();
     if (!updated) throw notFound("User", id);
+    this.onAccessChange();
     return updated;
   }
 
@@ -116,6 +119,7 @@ export class UserService {
     if (user.protected) throw conflict(`User '${user.username}' is protected and cannot be deleted.`);
     if (actorId === id) throw conflict("You cannot delete your own account.");
     await this.db.delete(users).where(eq(users.id, id));
+    this.onAccessChange();
   }
 
   /**
