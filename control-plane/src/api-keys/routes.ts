@@ -1,6 +1,6 @@
 /** API keys: Admin only (scope `admin` for keys). The key is returned once, at creation. */
 import { z } from "@hono/zod-openapi";
-import { ALL_SCOPES, access, type Scope } from "../auth/access.ts";
+import { ALL_SCOPES, access, principalId, type Scope } from "../auth/access.ts";
 import type { ApiKey } from "../db/schema.ts";
 import { jsonBody, jsonResponse, problemResponse } from "../http/openapi.ts";
 import { defineRoute } from "../http/route.ts";
@@ -88,12 +88,11 @@ function toWire(key: ApiKey) {
 export const apiKeyRoutes = newRouter()
   .openapi(create, async (c) => {
     const body = c.req.valid("json");
-    const principal = c.var.principal;
     const { record, key } = await c.var.services.apiKeys.create({
       name: body.name,
       scopes: body.scopes,
       expiresAt: body.expires_at ? new Date(body.expires_at) : undefined,
-      createdBy: principal.kind === "user" ? principal.userId : principal.keyId,
+      createdBy: principalId(c.var.principal),
     });
     return c.json({ id: record.id, key, api_key: toWire(record) }, 201);
   })

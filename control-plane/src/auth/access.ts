@@ -62,6 +62,11 @@ export type Principal =
   | { kind: "user"; userId: string; username: string; role: Role }
   | { kind: "api_key"; keyId: string; scopes: Scope[] };
 
+/** The id recorded as the actor of a change: the user's id or the API key's id. */
+export function principalId(principal: Principal): string {
+  return principal.kind === "user" ? principal.userId : principal.keyId;
+}
+
 const ROLE_RANK: Record<Role, number> = { Viewer: 0, Editor: 1, Admin: 2 };
 
 export function roleAtLeast(role: Role, needed: Role): boolean {

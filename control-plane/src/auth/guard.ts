@@ -30,11 +30,12 @@ export function guard(): MiddlewareHandler<AppEnv> {
     const principal = await c.var.services.auth.authenticate(match[1]);
     c.set("principal", principal);
 
-    if (required && !isAllowed(principal, required)) {
+    if (required?.kind === "guarded" && !isAllowed(principal, required)) {
+      const route = `${c.req.method} ${c.req.path}`;
       throw forbidden(
         principal.kind === "user"
-          ? `Role ${principal.role} may not ${c.req.method} ${c.req.path}; it needs ${required.kind === "guarded" ? required.role : "a credential"}.`
-          : `This API key lacks scope '${required.kind === "guarded" ? required.scope : ""}' for ${c.req.method} ${c.req.path}.`,
+          ? `Role ${principal.role} may not call ${route}; it needs ${required.role} or above.`
+          : `This API key lacks scope '${required.scope}' for ${route}.`,
       );
     }
     return next();

@@ -4,7 +4,7 @@
  */
 
 import type { z } from "@hono/zod-openapi";
-import { access } from "../auth/access.ts";
+import { access, principalId } from "../auth/access.ts";
 import { jsonBody, jsonResponse, preserializedJson, problemResponse } from "../http/openapi.ts";
 import { defineRoute } from "../http/route.ts";
 import { newRouter } from "../http/router.ts";
@@ -57,16 +57,19 @@ function toWire(config: StoredConfig): z.infer<typeof ConfigSchema> {
   };
 }
 
-const actor = (p: { kind: "user"; userId: string } | { kind: "api_key"; keyId: string }) =>
-  p.kind === "user" ? p.userId : p.keyId;
-
 export const configRoutes = newRouter()
   .openapi(get, async (c) =>
     preserializedJson<z.infer<typeof ConfigSchema>>(c, toJson(await c.var.services.config.get())),
   )
   .openapi(updateRoute("put"), async (c) =>
-    c.json(toWire(await c.var.services.config.update(c.req.valid("json"), actor(c.var.principal))), 200),
+    c.json(
+      toWire(await c.var.services.config.update(c.req.valid("json"), principalId(c.var.principal))),
+      200,
+    ),
   )
   .openapi(updateRoute("post"), async (c) =>
-    c.json(toWire(await c.var.services.config.update(c.req.valid("json"), actor(c.var.principal))), 200),
+    c.json(
+      toWire(await c.var.services.config.update(c.req.valid("json"), principalId(c.var.principal))),
+      200,
+    ),
   );

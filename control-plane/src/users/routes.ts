@@ -1,6 +1,6 @@
 /** Users and roles (document 2): Admin only; API keys need `users:read` or `users:write`. */
 import { z } from "@hono/zod-openapi";
-import { access } from "../auth/access.ts";
+import { access, type Principal } from "../auth/access.ts";
 import { ROLES, type User } from "../db/schema.ts";
 import { jsonBody, jsonResponse, problemResponse } from "../http/openapi.ts";
 import { pageOf, pageQuery } from "../http/pagination.ts";
@@ -126,8 +126,8 @@ function rolesOf(user: User) {
   return { user_id: user.id, role: user.role, roles: ROLES.slice(0, ROLES.indexOf(user.role) + 1) };
 }
 
-const actorId = (principal: { kind: string; userId?: string }) =>
-  principal.kind === "user" ? (principal.userId ?? null) : null;
+/** The calling user's id, so nobody deletes or deactivates themselves; API keys have no self. */
+const selfId = (principal: Principal) => (principal.kind === "user" ? principal.userId : null);
 
 export const userRoutes = newRouter()
   .openapi(list, async (c) => {
@@ -147,12 +147,12 @@ export const userRoutes = newRouter()
     const user = await c.var.services.users.update(
       c.req.valid("param").user_id,
       c.req.valid("json"),
-      actorId(c.var.principal),
+      selfId(c.var.principal),
     );
     return c.json(toWire(user), 200);
   })
   .openapi(remove, async (c) => {
-    await c.var.services.users.delete(c.req.valid("param").user_id, actorId(c.var.principal));
+    await c.var.services.users.delete(c.req.valid("param").user_id, selfId(c.var.principal));
     return c.body(null, 204);
   })
   .openapi(roles, async (c) =>

@@ -179,11 +179,6 @@ export class UserService {
     }
     return { created, failed };
   }
-
-  async count(): Promise<number> {
-    const [row] = await this.db.select({ n: count() }).from(users);
-    return row?.n ?? 0;
-  }
 }
 
 /** The username of an SSO user: the email's local part, lower-cased. */
