@@ -22,6 +22,8 @@ export interface TrainOptions {
   batchSize: number;
   learningRate: number;
   seed: number;
+  /** Probability of leaving out each feature row of an item in a training step (not row 0). */
+  featureDropout?: number;
   /** Called after each epoch, e.g. to print a development-set score. */
   onEpoch?: (epoch: number, meanLoss: number) => void;
 }
@@ -40,9 +42,9 @@ export class BagMlp {
     seed = 1,
   ) {
     const random = mulberry32(seed);
+    // The table starts at zero: rows that training never touches (features never seen) then add
+    // nothing at inference instead of noise. Gradients still reach every touched row through w2.
     this.table = new Float32Array(buckets * dims);
-    // Row 0 is padding and stays zero; others start small so early sums stay in ReLU's linear range.
-    for (let i = dims; i < this.table.length; i++) this.table[i] = (random() - 0.5) * 0.02;
     this.b1 = new Float32Array(dims).fill(0.01);
     this.w2 = new Float32Array(dims * classes);
     const limit = Math.sqrt(6 / (dims + classes));
@@ -55,7 +57,7 @@ export class BagMlp {
     const { dims, classes, table } = this;
     const hidden = new Float32Array(dims);
     for (const row of rows) {
-      if (row === 0) continue;
+      if (row <= 0) continue;
       const base = row * dims;
       for (let d = 0; d < dims; d++) hidden[d] = (hidden[d] ?? 0) + (table[base + d] ?? 0);
     }
@@ -79,6 +81,7 @@ export class BagMlp {
     const gB2 = new Float32Array(classes);
     const gB1 = new Float32Array(dims);
     const gRows = new Map<number, Float32Array>();
+    const dropout = options.featureDropout ?? 0;
 
     for (let epoch = 1; epoch <= options.epochs; epoch++) {
       shuffle(order, random);
@@ -92,7 +95,9 @@ export class BagMlp {
         for (const index of batch) {
           const item = items[index] as Item;
           const weight = (item.weight ?? 1) / batch.length;
-          const { hidden, probs } = this.forward(item.rows, item.scale);
+          // Dropped rows are negated (-row) for this step, which forward and the update skip.
+          const rows = dropout > 0 ? item.rows.map((r) => (r > 0 && random() < dropout ? -r : r)) : item.rows;
+          const { hidden, probs } = this.forward(rows, item.scale);
           // dLoss/dLogit is (p - y) for both softmax+CE and sigmoid+BCE.
           const gLogits = new Float32Array(classes);
           for (let c = 0; c < classes; c++) {
@@ -116,8 +121,8 @@ export class BagMlp {
             gB1[d] = (gB1[d] ?? 0) + (gHidden[d] ?? 0);
           }
           for (let c = 0; c < classes; c++) gB2[c] = (gB2[c] ?? 0) + (gLogits[c] ?? 0);
-          for (const row of item.rows) {
-            if (row === 0) continue;
+          for (const row of rows) {
+            if (row <= 0) continue;
             let g = gRows.get(row);
             if (!g) {
               g = new Float32Array(dims);

@@ -107,12 +107,16 @@ const IBAN = /(?<![\p{L}\p{N}])[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]){11,30}(?![\p{L}
 export function detectIbans(text: string): Finding[] {
   const found: Finding[] = [];
   for (const m of text.matchAll(IBAN)) {
-    if (!ibanValid(m[0])) continue;
+    // The pattern may run into the next word ("...7654 32 or"); drop trailing groups until valid.
+    let candidate = m[0];
+    while (!ibanValid(candidate) && candidate.includes(" "))
+      candidate = candidate.slice(0, candidate.lastIndexOf(" "));
+    if (!ibanValid(candidate)) continue;
     found.push({
       type: "IBAN_CODE",
       likelihood: "LIKELIHOOD_TYPE_VERY_LIKELY",
       start: m.index,
-      end: m.index + m[0].length,
+      end: m.index + candidate.length,
     });
   }
   return found;

@@ -37,7 +37,11 @@ const REGIONS: CountryCode[] = [
 
 const CANDIDATE =
   /(?<![\p{L}\p{N}+\-/.])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ .-]?)?\d[\d .()-]{4,20}\d(?:\s?(?:x|ext\.?)\s?\d{1,5})?(?![\p{L}\p{N}]|[-/.]\d)/gu;
-const DATE_LIKE = /^(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4})$/;
+// Dates and timestamps ("2020-06-20 14:11") and dotted quads are never phone numbers.
+const DATE_LIKE = /^(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4})(?!\d)/;
+const IPV4_INSIDE = /\d{1,3}(?:\.\d{1,3}){3}/;
+// 3-2-4 digit groups are how US social security numbers are written, not phone numbers.
+const SSN_SHAPED = /^\d{3}-\d{2}-\d{4}$/;
 const PHONE_CONTEXT = contextWords([
   "phone",
   "phones",
@@ -70,9 +74,17 @@ export function detectPhoneNumbers(text: string): Finding[] {
   for (const m of text.matchAll(CANDIDATE)) {
     const raw = m[0].trimEnd();
     const digits = raw.replace(/\D/g, "");
-    if (digits.length < 7 || digits.length > 15 + 5 || DATE_LIKE.test(raw)) continue;
+    if (
+      digits.length < 7 ||
+      digits.length > 15 + 5 ||
+      DATE_LIKE.test(raw) ||
+      IPV4_INSIDE.test(raw) ||
+      SSN_SHAPED.test(raw)
+    )
+      continue;
     const start = m.index;
     const end = start + raw.length;
+    if (text[end] === ":") continue;
     const likelihood = phoneLikelihood(raw, digits, hasContext(text, start, end, PHONE_CONTEXT));
     if (likelihood) found.push({ type: "PHONE_NUMBER", likelihood, start, end });
   }
@@ -86,7 +98,8 @@ function phoneLikelihood(raw: string, digits: string, context: boolean): Likelih
   // Separators, a "+" or an area code in parentheses are how people write phone numbers.
   const formatted = /[+() .-]/.test(raw);
   if (valid && context) return "LIKELIHOOD_TYPE_VERY_LIKELY";
-  if (valid && formatted) return "LIKELIHOOD_TYPE_LIKELY";
+  // Without context, two short groups ("636 1812") are as often a house number and a year.
+  if (valid && formatted && (digits.length >= 9 || /[+(]/.test(raw))) return "LIKELIHOOD_TYPE_LIKELY";
   if (valid) return "LIKELIHOOD_TYPE_UNLIKELY";
   if (context && digits.length <= 15) return "LIKELIHOOD_TYPE_POSSIBLE";
   return undefined;

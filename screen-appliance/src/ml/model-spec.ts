@@ -15,6 +15,8 @@ export const ModelSpec = z.object({
   output: z.enum(["softmax", "sigmoid"]),
   /** Decision threshold tuned on a development split during training. */
   threshold: z.number(),
+  /** Name model only: the lower threshold for continuing a name already started. */
+  continuationThreshold: z.number().optional(),
   trainedAt: z.string(),
   training: z.record(z.string(), z.unknown()),
 });

@@ -1,0 +1,95 @@
+/**
+ * The PII half of `npm run eval:screen`: runs the appliance's detectors (the same `detect` the
+ * service uses, default thresholds) over the Presidio synthetic records whose templates were held
+ * out of training, and scores each type by span matching.
+ */
+import { detect, type PersonNameFinder } from "../src/detect/detect.ts";
+import {
+  CLASSIFICATION_TYPES,
+  type ClassificationType,
+  DEFAULT_MIN_LIKELIHOOD,
+  type Likelihood,
+} from "../src/detect/types.ts";
+import { readPresidioRecords, readTemplates, templateSplit } from "./lib/datasets.ts";
+import { add, type Counts, matchSpans, scores } from "./lib/spans.ts";
+
+/** Presidio's entity names for the types the appliance detects. */
+const GOLD_TYPES: Partial<Record<string, ClassificationType>> = {
+  PERSON: "PERSON_NAME",
+  EMAIL_ADDRESS: "EMAIL",
+  PHONE_NUMBER: "PHONE_NUMBER",
+  CREDIT_CARD: "CREDIT_CARD_NUMBER",
+  US_SSN: "US_SOCIAL_SECURITY_NUMBER",
+  IP_ADDRESS: "IP_ADDRESS",
+  IBAN_CODE: "IBAN_CODE",
+  STREET_ADDRESS: "STREET_ADDRESS",
+};
+
+export interface PiiRow {
+  type: ClassificationType;
+  gold: number;
+  exact: Counts;
+  overlap: Counts;
+}
+
+/**
+ * Checks that a record's masked text has the placeholder count of the template its template_id
+ * names; the split relies on that mapping.
+ */
+function placeholderCount(s: string): number {
+  return s.match(/\{\{\w+\}\}/g)?.length ?? 0;
+}
+
+export async function evaluatePii(names: PersonNameFinder) {
+  const templates = readTemplates();
+  const records = readPresidioRecords().filter((r) => templateSplit(r.templateId) === "test");
+  const mismatched = records.filter(
+    (r) => placeholderCount(r.masked) !== placeholderCount(templates[r.templateId] ?? ""),
+  ).length;
+  const minimums = new Map<ClassificationType, Likelihood>(
+    CLASSIFICATION_TYPES.map((t) => [t, DEFAULT_MIN_LIKELIHOOD]),
+  );
+  const rows = new Map<ClassificationType, PiiRow>(
+    CLASSIFICATION_TYPES.map((type) => [
+      type,
+      { type, gold: 0, exact: { tp: 0, fp: 0, fn: 0 }, overlap: { tp: 0, fp: 0, fn: 0 } },
+    ]),
+  );
+  for (const record of records) {
+    const findings = await detect(record.text, minimums, names);
+    for (const [type, row] of rows) {
+      const gold = record.spans.filter((s) => GOLD_TYPES[s.type] === type);
+      const predicted = findings.filter((f) => f.type === type);
+      row.gold += gold.length;
+      row.exact = add(row.exact, matchSpans(record.text, gold, predicted, true));
+      row.overlap = add(row.overlap, matchSpans(record.text, gold, predicted, false));
+    }
+  }
+  return {
+    records: records.length,
+    templates: new Set(records.map((r) => r.templateId)).size,
+    mismatched,
+    rows: [...rows.values()],
+  };
+}
+
+export function printPii(result: Awaited<ReturnType<typeof evaluatePii>>): void {
+  console.log(
+    `PII detection on ${result.records} records from ${result.templates} held-out templates ` +
+      `(template_id mapping checked: ${result.mismatched} records with a placeholder-count mismatch)`,
+  );
+  console.log(
+    "type                        gold  | exact span: P      R      F2    | overlap: P      R      F2",
+  );
+  for (const row of result.rows) {
+    const e = scores(row.exact);
+    const o = scores(row.overlap);
+    const note =
+      row.gold === 0 ? "  (no gold spans of this type in the dataset; predictions count as FP)" : "";
+    console.log(
+      `${row.type.padEnd(27)} ${String(row.gold).padStart(4)}  |   ${fmt(e.precision)} ${fmt(e.recall)} ${fmt(e.f2)}  |   ${fmt(o.precision)} ${fmt(o.recall)} ${fmt(o.f2)}${note}`,
+    );
+  }
+}
+
+const fmt = (n: number) => n.toFixed(3).padStart(6);

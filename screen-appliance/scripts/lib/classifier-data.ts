@@ -1,0 +1,91 @@
+/**
+ * Labeled rows for the bias and toxicity classifiers, with a fixed held-out split (every fifth
+ * row) that training never sees and `npm run eval:screen` scores.
+ *
+ * Bias: CrowS-Pairs sentences (both sentences of a pair, kept in the same split) labeled by their
+ * bias type; pairs about gender, religion, age and the other types are negatives, as are neutral
+ * tweets from the Davidson set. Toxicity: Davidson tweets (hate speech -> HATE; offensive and
+ * neither -> not HATE) and the Jigsaw sample (identity_hate -> HATE, threat -> PHYSICAL_SAFETY).
+ */
+import { BIAS_TYPES, TOXICITY_TYPES } from "../../src/detect/types.ts";
+import { readCsv } from "./datasets.ts";
+
+export interface LabeledText {
+  text: string;
+  /** One 0/1 per label of the task, in the task's label order. */
+  targets: Float32Array;
+  split: "train" | "test";
+  source: string;
+}
+
+const heldOut = (index: number): "train" | "test" => (index % 5 === 0 ? "test" : "train");
+
+const CROWS_TO_BIAS: Record<string, (typeof BIAS_TYPES)[number]> = {
+  "race-color": "RACE_ETHNICITY",
+  nationality: "NATIONALITY_LOCATION",
+  "physical-appearance": "APPEARANCE",
+};
+
+export function biasRows(): LabeledText[] {
+  const rows: LabeledText[] = [];
+  readCsv("bias/crows_pairs_anonymized.csv").forEach((row, index) => {
+    const label = CROWS_TO_BIAS[row.bias_type ?? ""];
+    const targets = () => Float32Array.from(BIAS_TYPES, (t) => (t === label ? 1 : 0));
+    for (const text of [row.sent_more, row.sent_less]) {
+      if (text)
+        rows.push({ text, targets: targets(), split: heldOut(index), source: `crows:${row.bias_type}` });
+    }
+  });
+  readCsv("toxicity/davidson_labeled_data.csv")
+    .filter((row) => row.class === "2")
+    .slice(0, 2000)
+    .forEach((row, index) => {
+      rows.push({
+        text: row.tweet ?? "",
+        targets: new Float32Array(BIAS_TYPES.length),
+        split: heldOut(index),
+        source: "davidson:neither",
+      });
+    });
+  return rows;
+}
+
+export function toxicityRows(): LabeledText[] {
+  const rows: LabeledText[] = [];
+  readCsv("toxicity/davidson_labeled_data.csv").forEach((row, index) => {
+    rows.push({
+      text: row.tweet ?? "",
+      targets: Float32Array.from(TOXICITY_TYPES, (t) => (t === "HATE" && row.class === "0" ? 1 : 0)),
+      split: heldOut(index),
+      source: `davidson:${row.class}`,
+    });
+  });
+  readCsv("toxicity/jigsaw_sample_train.csv").forEach((row, index) => {
+    rows.push({
+      text: row.comment_text ?? "",
+      targets: Float32Array.from(TOXICITY_TYPES, (t) =>
+        t === "HATE" ? Number(row.identity_hate === "1") : Number(row.threat === "1"),
+      ),
+      split: heldOut(index),
+      source: "jigsaw",
+    });
+  });
+  return rows;
+}
+
+/** Area under the ROC curve: the chance a random positive outscores a random negative. */
+export function rocAuc(scores: number[], labels: number[]): number {
+  const pairs = scores.map((s, i) => ({ s, y: labels[i] ?? 0 })).sort((a, b) => a.s - b.s);
+  const positives = pairs.filter((p) => p.y === 1).length;
+  const negatives = pairs.length - positives;
+  if (positives === 0 || negatives === 0) return Number.NaN;
+  let rankSum = 0;
+  for (let i = 0; i < pairs.length; ) {
+    let j = i;
+    while (j < pairs.length && pairs[j]?.s === pairs[i]?.s) j++;
+    const averageRank = (i + 1 + j) / 2;
+    for (let k = i; k < j; k++) if (pairs[k]?.y === 1) rankSum += averageRank;
+    i = j;
+  }
+  return (rankSum - (positives * (positives + 1)) / 2) / (positives * negatives);
+}

@@ -1,0 +1,56 @@
+/**
+ * Readers for the labeled data in `shared/datasets/` (see its README). Only the training and
+ * evaluation scripts read these files; nothing from them is shipped except trained weights.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parse } from "csv-parse/sync";
+
+export const DATASETS =
+  process.env.SCREEN_DATASETS ?? join(dirname(fileURLToPath(import.meta.url)), "../../../../shared/datasets");
+
+export function readCsv(relative: string): Record<string, string>[] {
+  return parse(readFileSync(join(DATASETS, relative)), { columns: true, bom: true, relax_quotes: true });
+}
+
+/** Template lines; a template's index is the `template_id` of the records generated from it. */
+export function readTemplates(): string[] {
+  return readFileSync(join(DATASETS, "pii/presidio_templates.txt"), "utf8")
+    .replace(/^\uFEFF/, "")
+    .split("\n")
+    .map((line) => line.replace(/\r$/, ""));
+}
+
+export interface GoldRecord {
+  text: string;
+  templateId: number;
+  masked: string;
+  spans: { type: string; start: number; end: number }[];
+}
+
+export function readPresidioRecords(): GoldRecord[] {
+  const raw = JSON.parse(readFileSync(join(DATASETS, "pii/presidio_synth_dataset_v2.json"), "utf8")) as {
+    full_text: string;
+    masked: string;
+    template_id: number;
+    spans: { entity_type: string; start_position: number; end_position: number }[];
+  }[];
+  return raw.map((r) => ({
+    text: r.full_text,
+    templateId: r.template_id,
+    masked: r.masked,
+    spans: r.spans.map((s) => ({ type: s.entity_type, start: s.start_position, end: s.end_position })),
+  }));
+}
+
+/**
+ * The template split, fixed so training and evaluation agree: every fifth template (index 2, 7,
+ * 12, ...) is held out for evaluation, and indices 4, 14, 24, ... form a development split used
+ * only to tune the decision threshold.
+ */
+export function templateSplit(index: number): "train" | "dev" | "test" {
+  if (index % 5 === 2) return "test";
+  if (index % 10 === 4) return "dev";
+  return "train";
+}

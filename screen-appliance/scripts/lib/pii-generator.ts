@@ -1,0 +1,257 @@
+/**
+ * Generates labeled training sentences for the name model by filling the Presidio templates'
+ * `{{placeholders}}`: people from `fake_people_3000.csv` and from @faker-js/faker's locales,
+ * everything else from faker. Every filled person placeholder becomes a PERSON span; titles,
+ * organisations, streets and cities stay unlabeled, because the model must learn to leave them.
+ */
+import { allLocales, base, en, Faker } from "@faker-js/faker";
+import { readCsv } from "./datasets.ts";
+
+export interface LabeledSentence {
+  text: string;
+  persons: { start: number; end: number }[];
+}
+
+interface Person {
+  first: string;
+  middleInitial: string;
+  last: string;
+  title: string;
+  gender: string;
+}
+
+const SUFFIXES = ["MD", "Jr.", "Sr.", "PhD", "DDS", "II", "III", "DVM"];
+const PERSON_KEYS = new Set([
+  "person",
+  "name",
+  "name_male",
+  "name_female",
+  "first_name",
+  "first_name_male",
+  "first_name_female",
+  "first_name_nonbinary",
+  "last_name",
+  "last_name_male",
+  "last_name_female",
+]);
+
+export class PiiSentenceGenerator {
+  private readonly faker: Faker;
+  private readonly localeFakers: Faker[];
+  private readonly people: Person[];
+  private readonly csv: Record<string, string>[];
+
+  constructor(seed: number) {
+    this.faker = new Faker({ locale: [en, base], seed });
+    this.localeFakers = [
+      "en",
+      "de",
+      "fr",
+      "es",
+      "it",
+      "nl",
+      "pl",
+      "pt_BR",
+      "sv",
+      "cs_CZ",
+      "fi",
+      "da",
+      "hu",
+      "ro",
+      "tr",
+      "vi",
+      "id_ID",
+      "nb_NO",
+      "hr",
+      "sk",
+      "lv",
+      "en_IN",
+      "en_AU",
+      "zu_ZA",
+      "yo_NG",
+    ].flatMap((code) => {
+      const locale = (allLocales as Record<string, (typeof allLocales)["en"]>)[code];
+      return locale ? [new Faker({ locale: [locale, en], seed: seed + code.length })] : [];
+    });
+    this.csv = readCsv("pii/fake_people_3000.csv");
+    this.people = this.csv.map((row) => ({
+      first: row.GivenName ?? "",
+      middleInitial: row.MiddleInitial ?? "",
+      last: row.Surname ?? "",
+      title: row.Title ?? "",
+      gender: row.Gender ?? "",
+    }));
+  }
+
+  private person(): Person {
+    if (this.faker.number.float() < 0.6) return this.faker.helpers.arrayElement(this.people);
+    const f = this.faker.helpers.arrayElement(this.localeFakers);
+    const sex = f.helpers.arrayElement(["female", "male"] as const);
+    return {
+      first: f.person.firstName(sex),
+      middleInitial: f.string.alpha({ length: 1, casing: "upper" }),
+      last: f.person.lastName(sex),
+      title: this.faker.person.prefix(sex),
+      gender: sex,
+    };
+  }
+
+  private caseVariant(name: string): string {
+    const r = this.faker.number.float();
+    if (r < 0.06) return name.toLowerCase();
+    if (r < 0.08) return name.toUpperCase();
+    return name;
+  }
+
+  private fullName(p: Person): string {
+    const r = this.faker.number.float();
+    if (r < 0.1) return `${p.first} ${p.middleInitial}. ${p.last}`;
+    if (r < 0.14) return `${p.first} ${p.middleInitial} ${p.last}`;
+    if (r < 0.2) return `${p.first} ${p.last} ${this.faker.helpers.arrayElement(SUFFIXES)}`;
+    if (r < 0.25) return `${p.first} ${this.person().last}-${p.last}`;
+    return `${p.first} ${p.last}`;
+  }
+
+  /** A value for one placeholder, and whether it is a person. */
+  private fill(key: string, row: Record<string, string>, p: Person): { value: string; person: boolean } {
+    const f = this.faker;
+    if (PERSON_KEYS.has(key)) {
+      const value = key.startsWith("first_name")
+        ? p.first
+        : key.startsWith("last_name")
+          ? p.last
+          : this.fullName(p);
+      return { value: this.caseVariant(value), person: true };
+    }
+    const value = (() => {
+      switch (key) {
+        case "prefix":
+        case "prefix_male":
+        case "prefix_female":
+          return p.title || f.person.prefix();
+        case "organization":
+          return f.helpers.arrayElement([f.company.name(), row.Company ?? f.company.name()]);
+        case "city":
+          return f.helpers.arrayElement([f.location.city(), row.City ?? f.location.city()]);
+        case "country":
+          return f.helpers.arrayElement([f.location.country(), row.CountryFull ?? f.location.country()]);
+        case "street_name":
+          return f.location.street();
+        case "building_number":
+          return f.location.buildingNumber();
+        case "secondary_address":
+          return f.location.secondaryAddress();
+        case "address":
+          return f.helpers.arrayElement([
+            `${f.location.streetAddress(true)}\n${f.location.city()}, ${f.location.state({ abbreviated: true })} ${f.location.zipCode()}`,
+            `${row.StreetAddress}, ${row.City}, ${row.State} ${row.ZipCode}`,
+            `${f.location.streetAddress()}, ${f.location.city()}`,
+          ]);
+        case "postcode":
+        case "zipcode":
+          return f.helpers.arrayElement([f.location.zipCode(), row.ZipCode ?? f.location.zipCode()]);
+        case "state_abbr":
+          return f.location.state({ abbreviated: true });
+        case "nationality":
+        case "nation_woman":
+        case "nation_plural":
+          return row.NameSet ?? "French";
+        case "credit_card_number":
+          return f.finance.creditCardNumber();
+        case "phone_number":
+          return f.helpers.arrayElement([f.phone.number(), row.TelephoneNumber ?? f.phone.number()]);
+        case "email":
+          return f.helpers.arrayElement([f.internet.email(), row.EmailAddress ?? f.internet.email()]);
+        case "age":
+          return String(f.number.int({ min: 1, max: 99 }));
+        case "year":
+          return String(f.number.int({ min: 1900, max: 2030 }));
+        case "date_time":
+          return f.date.anytime().toISOString().slice(0, 19).replace("T", " ");
+        case "date_of_birth":
+          return row.Birthday ?? "1/1/1980";
+        case "day_of_week":
+          return f.date.weekday();
+        case "job":
+          return f.helpers.arrayElement([f.person.jobTitle(), row.Occupation ?? f.person.jobTitle()]);
+        case "url":
+          return f.internet.url();
+        case "iban":
+          return f.finance.iban();
+        case "ssn":
+          return `${f.string.numeric(3)}-${f.string.numeric(2)}-${f.string.numeric(4)}`;
+        case "ip_address":
+          return f.internet.ipv4();
+        case "us_driver_license":
+          return f.string.alphanumeric({ length: 9, casing: "upper" });
+        default:
+          return f.lorem.word();
+      }
+    })();
+    return { value, person: false };
+  }
+
+  /** A sentence with no person in it, for more unlabeled vocabulary than the templates hold. */
+  negative(): LabeledSentence {
+    const f = this.faker;
+    const text = f.helpers.arrayElement([
+      () => f.hacker.phrase(),
+      () => `${f.company.catchPhrase()}.`,
+      () => `${f.commerce.productDescription()}`,
+      () =>
+        `The ${f.word.adjective()} ${f.word.noun()} ${f.word.verb()}s ${f.word.adverb()} ${f.word.preposition()} the ${f.word.noun()}.`,
+    ])();
+    return { text: f.number.float() < 0.5 ? text : text.toLowerCase(), persons: [] };
+  }
+
+  /**
+   * A person's name dropped into unrelated text, so the model learns what a name looks like
+   * beyond the few contexts the templates provide.
+   */
+  nameInContext(): LabeledSentence {
+    const f = this.faker;
+    const words = f.helpers
+      .arrayElement([
+        () => f.hacker.phrase(),
+        () => f.company.catchPhrase(),
+        () => f.lorem.sentence(),
+        () => `${f.word.verb()} ${f.word.preposition()} the ${f.word.noun()}`,
+      ])()
+      .replace(/[.!?]$/, "")
+      .split(" ");
+    const p = this.person();
+    const r = f.number.float();
+    const name = this.caseVariant(r < 0.5 ? this.fullName(p) : r < 0.75 ? p.first : p.last);
+    const at = f.number.int({ min: 0, max: words.length });
+    const before = words.slice(0, at).join(" ");
+    const start = before ? before.length + 1 : 0;
+    const text =
+      [before, name, words.slice(at).join(" ")].filter(Boolean).join(" ") +
+      f.helpers.arrayElement([".", "", "?", "!"]);
+    return { text, persons: [{ start, end: start + name.length }] };
+  }
+
+  /** Fills one template; each placeholder draws a fresh person, as in the Presidio generator. */
+  generate(template: string): LabeledSentence {
+    const source = template.replace(/\\n/g, "\n");
+    const row = this.faker.helpers.arrayElement(this.csv);
+    let text = "";
+    const persons: LabeledSentence["persons"] = [];
+    let cursor = 0;
+    // One person per sentence for a first-name/last-name pair, so "{{first_name}} {{last_name}}" agrees.
+    const p = this.person();
+    for (const m of source.matchAll(/\{\{(\w+)\}\}/g)) {
+      text += source.slice(cursor, m.index);
+      const { value, person } = this.fill(
+        m[1] ?? "",
+        row,
+        this.faker.number.float() < 0.5 ? p : this.person(),
+      );
+      if (person) persons.push({ start: text.length, end: text.length + value.length });
+      text += value;
+      cursor = m.index + m[0].length;
+    }
+    text += source.slice(cursor);
+    return { text, persons };
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * `npm run train:classifiers`: trains the bias (RACE_ETHNICITY, NATIONALITY_LOCATION, APPEARANCE)
+ * and toxicity (HATE, PHYSICAL_SAFETY) classifiers on the training rows of
+ * lib/classifier-data.ts and writes models/bias.onnx, models/toxicity.onnx and their specs.
+ * Positive rows are up-weighted by the negative/positive ratio (capped) so rare labels are learnt.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { textRows } from "../src/classify/features.ts";
+import { BIAS_TYPES, TOXICITY_TYPES } from "../src/detect/types.ts";
+import type { ModelSpec } from "../src/ml/model-spec.ts";
+import { BagMlp, type Item } from "./lib/bag-mlp.ts";
+import { biasRows, type LabeledText, toxicityRows } from "./lib/classifier-data.ts";
+import { toOnnx } from "./lib/onnx-writer.ts";
+
+const MODELS = join(import.meta.dirname, "../models");
+const BUCKETS = 1 << 16;
+const DIMS = 16;
+const SEED = 20261122;
+
+function train(name: string, labels: readonly string[], rows: LabeledText[], epochs: number): void {
+  const started = Date.now();
+  const training = rows.filter((r) => r.split === "train");
+  const positives = labels.map((_, l) => training.filter((r) => r.targets[l] === 1).length);
+  const weights = positives.map((p) => Math.min(10, (training.length - p) / Math.max(1, p)));
+  const items: Item[] = training.map((row) => {
+    const { rows: featureRows, scale } = textRows(row.text, BUCKETS);
+    // An item with any positive label takes that label's weight, so rare labels are not drowned out.
+    const weight = Math.max(1, ...labels.map((_, l) => (row.targets[l] === 1 ? (weights[l] ?? 1) : 1)));
+    return { rows: featureRows, scale, target: row.targets, weight };
+  });
+  const model = new BagMlp(BUCKETS, DIMS, labels.length, "sigmoid", SEED);
+  model.train(items, {
+    epochs,
+    batchSize: 32,
+    learningRate: 0.01,
+    seed: SEED,
+    featureDropout: 0.1,
+    onEpoch: (epoch, loss) => console.log(`${name} epoch ${epoch}: mean loss ${loss.toFixed(4)}`),
+  });
+  writeFileSync(
+    join(MODELS, `${name}.onnx`),
+    toOnnx(model, "sigmoid", `${name} classifier: ${labels.join(", ")}`),
+  );
+  const spec: ModelSpec = {
+    name,
+    buckets: BUCKETS,
+    dims: DIMS,
+    labels: [...labels],
+    output: "sigmoid",
+    threshold: 0.4,
+    trainedAt: new Date().toISOString(),
+    training: {
+      command: "npm run train:classifiers",
+      rows: training.length,
+      positives: Object.fromEntries(labels.map((l, i) => [l, positives[i]])),
+      epochs,
+      seed: SEED,
+      heldOut: "every fifth row of each source (see scripts/lib/classifier-data.ts)",
+    },
+  };
+  writeFileSync(join(MODELS, `${name}.json`), `${JSON.stringify(spec, null, 2)}\n`);
+  console.log(
+    `wrote models/${name}.onnx from ${training.length} rows in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  );
+}
+
+train("bias", BIAS_TYPES, biasRows(), 8);
+train("toxicity", TOXICITY_TYPES, toxicityRows(), 5);

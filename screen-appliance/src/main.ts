@@ -1,0 +1,52 @@
+/**
+ * Node entry: `npm run start:screen`. Reads the configuration and the license, loads the models on
+ * CUDA or CPU, and serves on PORT (8080). A bad license does not stop the start: `/health` and the
+ * 503 answers say what is wrong.
+ */
+import { serve } from "@hono/node-server";
+import { createApp } from "./app.ts";
+import { parseConfig } from "./config.ts";
+import { licenseStateAt, loadLicense } from "./license/license.ts";
+import { createMetrics } from "./metrics.ts";
+import { DEFAULT_MODEL_DIR, loadModels } from "./models.ts";
+
+async function main(): Promise<void> {
+  const config = parseConfig(process.env);
+  const license = await loadLicense(config.SCREEN_LICENSE_PATH, config.SCREEN_LICENSE_PUBLIC_KEY);
+  const current = licenseStateAt(license, new Date());
+  console.log(
+    current.status === "valid"
+      ? `[screen] license valid for ${current.license.customer} until ${current.license.expires}`
+      : `[screen] license ${current.status}: ${current.reason}; /screen and /reveal will answer 503`,
+  );
+
+  const models = await loadModels(
+    config.SCREEN_MODEL_DIR ?? DEFAULT_MODEL_DIR,
+    config.SCREEN_EXECUTION_PROVIDER,
+  );
+  if (models.fallbackReason) console.log(`[screen] CUDA unavailable, using CPU: ${models.fallbackReason}`);
+  console.log(`[screen] execution provider: ${models.runtime.executionProvider}`);
+
+  const app = createApp({
+    ...models,
+    license: () => licenseStateAt(license, new Date()),
+    metrics: createMetrics({ defaults: true }),
+    maxBodyBytes: config.SCREEN_MAX_BODY_BYTES,
+  });
+  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
+    console.log(`[screen] listening on http://${config.HOST}:${info.port}`);
+  });
+
+  const stop = (signal: string) => {
+    console.log(`[screen] ${signal}: closing`);
+    setTimeout(() => process.exit(1), 10_000).unref();
+    server.close(() => process.exit(0));
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+}
+
+main().catch((err) => {
+  console.error(`[screen] failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

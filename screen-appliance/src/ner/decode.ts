@@ -1,0 +1,101 @@
+/**
+ * Turns per-token tag probabilities (O, B, I) into name spans with hysteresis: a name starts at a
+ * token whose P(B) + P(I) reaches `threshold` and continues through following tokens that reach
+ * the lower `continuation` threshold (the model is less sure of "Smith" in "John Smith" than of
+ * "John"); both thresholds are tuned on development templates. A run of tokens is one name. The model
+ * separates B from I poorly on unseen names, and two different names rarely touch, so B inside a
+ * run does not split it. The period of an initial ("Jaroslava P. Sedláčková") bridges two name
+ * tokens; other trailing punctuation is not part of a name.
+ */
+import type { Finding, Likelihood } from "../detect/types.ts";
+import type { Gazetteer } from "./gazetteer.ts";
+import type { Token } from "./tokenize.ts";
+
+export const TAGS = ["O", "B-PERSON", "I-PERSON"] as const;
+
+export function likelihoodOfName(p: number): Likelihood {
+  if (p >= 0.9) return "LIKELIHOOD_TYPE_VERY_LIKELY";
+  if (p >= 0.7) return "LIKELIHOOD_TYPE_LIKELY";
+  return "LIKELIHOOD_TYPE_POSSIBLE";
+}
+
+export function decodeNames(
+  tokens: readonly Token[],
+  probs: Float32Array,
+  threshold: number,
+  continuation = threshold,
+  gazetteer?: Gazetteer,
+): Finding[] {
+  const spans: { first: number; last: number; sum: number }[] = [];
+  let open: { first: number; last: number; sum: number } | undefined;
+  const nameProb = (i: number) => (probs[i * 3 + 1] ?? 0) + (probs[i * 3 + 2] ?? 0);
+  for (let i = 0; i < tokens.length; i++) {
+    let p = nameProb(i);
+    const initialPeriod =
+      open !== undefined &&
+      tokens[i]?.text === "." &&
+      /^\p{Lu}$/u.test(tokens[i - 1]?.text ?? "") &&
+      nameProb(i + 1) >= continuation;
+    if (initialPeriod) p = Math.max(p, threshold);
+    if (p < (open ? continuation : threshold) || tokens[i]?.text === "\n") {
+      open = undefined;
+      continue;
+    }
+    if (open) {
+      open.last = i;
+      open.sum += p;
+    } else {
+      open = { first: i, last: i, sum: p };
+      spans.push(open);
+    }
+  }
+  const findings: Finding[] = [];
+  for (const span of spans) {
+    if (gazetteer) widenToNeighbours(tokens, span, gazetteer);
+    let last = span.last;
+    while (last >= span.first && !/[\p{L}\p{N}]/u.test(tokens[last]?.text ?? "")) last--;
+    if (last < span.first) continue;
+    const first = tokens[span.first] as Token;
+    findings.push({
+      type: "PERSON_NAME",
+      likelihood: likelihoodOfName(span.sum / (span.last - span.first + 1)),
+      start: first.start,
+      end: (tokens[last] as Token).end,
+    });
+  }
+  return findings;
+}
+
+const MAX_NAME_TOKENS = 4;
+const CAPITALISED = /^\p{Lu}[\p{Ll}\p{M}]+(?:[-'’]\p{Lu}?[\p{Ll}\p{M}]+)*$/u;
+
+/**
+ * The model often finds one word of a two-word name ("Toshimi" of "Toshimi Arata"). A capitalised
+ * word directly next to a found name, on the same line and separated by one space, that is not a
+ * common English word, is taken into the name.
+ */
+function widenToNeighbours(
+  tokens: readonly Token[],
+  span: { first: number; last: number },
+  gazetteer: Gazetteer,
+): void {
+  const joinable = (a: Token | undefined, b: Token | undefined, candidate: Token | undefined) =>
+    a !== undefined &&
+    b !== undefined &&
+    candidate !== undefined &&
+    b.start - a.end === 1 &&
+    CAPITALISED.test(candidate.text) &&
+    !gazetteer.words.has(candidate.text.toLowerCase());
+  while (
+    span.last - span.first + 1 < MAX_NAME_TOKENS &&
+    joinable(tokens[span.last], tokens[span.last + 1], tokens[span.last + 1])
+  ) {
+    span.last += 1;
+  }
+  while (
+    span.last - span.first + 1 < MAX_NAME_TOKENS &&
+    joinable(tokens[span.first - 1], tokens[span.first], tokens[span.first - 1])
+  ) {
+    span.first -= 1;
+  }
+}

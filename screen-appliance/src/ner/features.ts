@@ -1,0 +1,96 @@
+/**
+ * Per-token features of the name model. Each token becomes a fixed number of hashed feature rows:
+ * its own word, shape, prefixes and suffixes, name-list membership, and the same cues for the two
+ * tokens either side. The list is the model's contract: training and inference both call
+ * `tokenRows`, and changing a feature means retraining.
+ */
+import { featureRow } from "../ml/hash.ts";
+import type { Gazetteer } from "./gazetteer.ts";
+import type { Token } from "./tokenize.ts";
+
+/** Rows per token; shorter feature lists are padded with row 0. */
+export const FEATURES_PER_TOKEN = 32;
+
+/** "McDonald" -> "XxXx", "42" -> "d", "N." parts -> "X": runs of the same class collapse. */
+export function shape(word: string): string {
+  let out = "";
+  for (const ch of word) {
+    const c = /\p{Lu}/u.test(ch) ? "X" : /\p{Ll}/u.test(ch) ? "x" : /\p{N}/u.test(ch) ? "d" : ch;
+    if (!out.endsWith(c)) out += c;
+  }
+  return out;
+}
+
+interface TokenCue {
+  lower: string;
+  shape: string;
+  gaz: string;
+}
+
+function cue(token: Token | undefined, gazetteer: Gazetteer): TokenCue {
+  if (!token) return { lower: "<none>", shape: "<none>", gaz: "-" };
+  const lower = token.text.toLowerCase();
+  const gaz =
+    `${gazetteer.first.has(lower) ? "F" : ""}${gazetteer.last.has(lower) ? "L" : ""}${gazetteer.words.has(lower) ? "W" : ""}` ||
+    "-";
+  return { lower: token.text === "\n" ? "<nl>" : lower, shape: shape(token.text), gaz };
+}
+
+/** The feature strings of token `i`. */
+export function tokenFeatures(tokens: readonly Token[], i: number, gazetteer: Gazetteer): string[] {
+  const here = tokens[i];
+  if (!here) return [];
+  const c = cue(here, gazetteer);
+  const p1 = cue(tokens[i - 1], gazetteer);
+  const p2 = cue(tokens[i - 2], gazetteer);
+  const n1 = cue(tokens[i + 1], gazetteer);
+  const n2 = cue(tokens[i + 2], gazetteer);
+  const w = c.lower;
+  const lineStart = !tokens[i - 1] || /[\n.!?:]/.test(tokens[i - 1]?.text ?? "");
+  return [
+    "bias",
+    `w=${w}`,
+    `s=${c.shape}`,
+    `g=${c.gaz}`,
+    `gs=${c.gaz}|${c.shape}`,
+    `p2=${w.slice(0, 2)}`,
+    `p3=${w.slice(0, 3)}`,
+    `x2=${w.slice(-2)}`,
+    `x3=${w.slice(-3)}`,
+    `x4=${w.slice(-4)}`,
+    `len=${Math.min(w.length, 12)}`,
+    `start=${lineStart}|${c.shape}`,
+    `w-1=${p1.lower}`,
+    `w-2=${p2.lower}`,
+    `w+1=${n1.lower}`,
+    `w+2=${n2.lower}`,
+    `s-1=${p1.shape}`,
+    `s+1=${n1.shape}`,
+    `g-1=${p1.gaz}`,
+    `g+1=${n1.gaz}`,
+    `g-2=${p2.gaz}`,
+    `g+2=${n2.gaz}`,
+    `w-1w=${p1.lower}|${w}`,
+    `ww+1=${w}|${n1.lower}`,
+    `w-2w-1=${p2.lower}|${p1.lower}`,
+    `w+1w+2=${n1.lower}|${n2.lower}`,
+    `s-1ss+1=${p1.shape}|${c.shape}|${n1.shape}`,
+    `g-1gg+1=${p1.gaz}|${c.gaz}|${n1.gaz}`,
+    `w-1s=${p1.lower}|${c.shape}`,
+    `sw+1=${c.shape}|${n1.lower}`,
+    `g-1s=${p1.gaz}|${c.shape}`,
+    `gs+1=${c.shape}|${n1.gaz}`,
+  ];
+}
+
+/** The [tokens, FEATURES_PER_TOKEN] row matrix of a tokenised text, row-major. */
+export function tokenRows(tokens: readonly Token[], gazetteer: Gazetteer, buckets: number): Int32Array {
+  const rows = new Int32Array(tokens.length * FEATURES_PER_TOKEN);
+  for (let i = 0; i < tokens.length; i++) {
+    const features = tokenFeatures(tokens, i, gazetteer);
+    for (let k = 0; k < Math.min(features.length, FEATURES_PER_TOKEN); k++) {
+      rows[i * FEATURES_PER_TOKEN + k] = featureRow(features[k] as string, buckets);
+    }
+  }
+  return rows;
+}

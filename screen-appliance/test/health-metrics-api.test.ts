@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { post, testApp } from "./helpers.ts";
+
+describe("GET /health and GET /metrics", () => {
+  it("names the models and the execution provider in use", async () => {
+    const app = await testApp();
+    const health = (await (await app.request("/health")).json()) as {
+      executionProvider: string;
+      models: { name: string; executionProvider: string }[];
+    };
+    expect(health.executionProvider).toBe("cpu");
+    expect(health.models.map((m) => m.name)).toEqual(["person-ner", "bias", "toxicity"]);
+  });
+
+  it("exposes request counts, latency and findings in Prometheus format", async () => {
+    const app = await testApp();
+    await post(app, "/screen", { data: "mail a@b.io" });
+    const res = await app.request("/metrics");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/plain");
+    const text = await res.text();
+    expect(text).toContain('screen_http_requests_total{route="/screen",status="200"} 1');
+    expect(text).toContain('screen_findings_total{type="EMAIL"} 1');
+    expect(text).toContain("screen_http_request_duration_seconds_bucket");
+    expect(text).toContain("screen_license_valid 1");
+  });
+});
