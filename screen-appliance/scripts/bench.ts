@@ -9,18 +9,18 @@ import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { en, Faker } from "@faker-js/faker";
+import { base, en, Faker } from "@faker-js/faker";
 import autocannon from "autocannon";
 import { issueLicense } from "../src/license/license.ts";
 
 const PORT = Number(process.env.BENCH_PORT ?? 18080);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 15);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 8);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4);
 const PROVIDER = process.env.SCREEN_EXECUTION_PROVIDER ?? "cpu";
 
 /** Roughly 1 KB of customer-service text with names, contacts and numbers in it. */
 function texts(count: number): string[] {
-  const f = new Faker({ locale: [en], seed: 7 });
+  const f = new Faker({ locale: [en, base], seed: 7 });
   return Array.from({ length: count }, () => {
     let text = "";
     while (text.length < 1000) {

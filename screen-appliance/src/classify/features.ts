@@ -25,9 +25,15 @@ export function textFeatures(text: string): string[] {
   return features.slice(0, MAX_FEATURES);
 }
 
+// The bias and toxicity models score the same text one after the other; remember the last one.
+let last: { text: string; buckets: number; bag: { rows: Int32Array; scale: number } } | undefined;
+
 /** Rows of one text, and the bag scale. */
 export function textRows(text: string, buckets: number): { rows: Int32Array; scale: number } {
+  if (last && last.text === text && last.buckets === buckets) return last.bag;
   const features = textFeatures(text);
   const rows = Int32Array.from(features, (f) => featureRow(f, buckets));
-  return { rows, scale: 1 / Math.sqrt(Math.max(1, rows.length)) };
+  const bag = { rows, scale: 1 / Math.sqrt(Math.max(1, rows.length)) };
+  last = { text, buckets, bag };
+  return bag;
 }

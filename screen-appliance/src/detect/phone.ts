@@ -101,6 +101,6 @@ function phoneLikelihood(raw: string, digits: string, context: boolean): Likelih
   // Without context, two short groups ("636 1812") are as often a house number and a year.
   if (valid && formatted && (digits.length >= 9 || /[+(]/.test(raw))) return "LIKELIHOOD_TYPE_LIKELY";
   if (valid) return "LIKELIHOOD_TYPE_UNLIKELY";
-  if (context && digits.length <= 15) return "LIKELIHOOD_TYPE_POSSIBLE";
+  if (context) return "LIKELIHOOD_TYPE_POSSIBLE";
   return undefined;
 }

@@ -14,9 +14,28 @@ export const FEATURES_PER_TOKEN = 32;
 /** "McDonald" -> "XxXx", "42" -> "d", "N." parts -> "X": runs of the same class collapse. */
 export function shape(word: string): string {
   let out = "";
+  let previous = "";
   for (const ch of word) {
-    const c = /\p{Lu}/u.test(ch) ? "X" : /\p{Ll}/u.test(ch) ? "x" : /\p{N}/u.test(ch) ? "d" : ch;
-    if (!out.endsWith(c)) out += c;
+    const code = ch.charCodeAt(0);
+    // ASCII is decided by code range; only other scripts pay for Unicode property tests.
+    const c =
+      code >= 65 && code <= 90
+        ? "X"
+        : code >= 97 && code <= 122
+          ? "x"
+          : code >= 48 && code <= 57
+            ? "d"
+            : code < 128
+              ? ch
+              : /\p{Lu}/u.test(ch)
+                ? "X"
+                : /\p{Ll}/u.test(ch)
+                  ? "x"
+                  : /\p{N}/u.test(ch)
+                    ? "d"
+                    : ch;
+    if (c !== previous) out += c;
+    previous = c;
   }
   return out;
 }
@@ -36,15 +55,22 @@ function cue(token: Token | undefined, gazetteer: Gazetteer): TokenCue {
   return { lower: token.text === "\n" ? "<nl>" : lower, shape: shape(token.text), gaz };
 }
 
-/** The feature strings of token `i`. */
-export function tokenFeatures(tokens: readonly Token[], i: number, gazetteer: Gazetteer): string[] {
+const NONE: TokenCue = { lower: "<none>", shape: "<none>", gaz: "-" };
+
+/** The feature strings of token `i`; `cues` may hold the tokens' cues computed once for the text. */
+export function tokenFeatures(
+  tokens: readonly Token[],
+  i: number,
+  gazetteer: Gazetteer,
+  cues: readonly TokenCue[] = tokens.map((t) => cue(t, gazetteer)),
+): string[] {
   const here = tokens[i];
   if (!here) return [];
-  const c = cue(here, gazetteer);
-  const p1 = cue(tokens[i - 1], gazetteer);
-  const p2 = cue(tokens[i - 2], gazetteer);
-  const n1 = cue(tokens[i + 1], gazetteer);
-  const n2 = cue(tokens[i + 2], gazetteer);
+  const c = cues[i] ?? NONE;
+  const p1 = cues[i - 1] ?? NONE;
+  const p2 = cues[i - 2] ?? NONE;
+  const n1 = cues[i + 1] ?? NONE;
+  const n2 = cues[i + 2] ?? NONE;
   const w = c.lower;
   const lineStart = !tokens[i - 1] || /[\n.!?:]/.test(tokens[i - 1]?.text ?? "");
   return [
@@ -86,8 +112,9 @@ export function tokenFeatures(tokens: readonly Token[], i: number, gazetteer: Ga
 /** The [tokens, FEATURES_PER_TOKEN] row matrix of a tokenised text, row-major. */
 export function tokenRows(tokens: readonly Token[], gazetteer: Gazetteer, buckets: number): Int32Array {
   const rows = new Int32Array(tokens.length * FEATURES_PER_TOKEN);
+  const cues = tokens.map((t) => cue(t, gazetteer));
   for (let i = 0; i < tokens.length; i++) {
-    const features = tokenFeatures(tokens, i, gazetteer);
+    const features = tokenFeatures(tokens, i, gazetteer, cues);
     for (let k = 0; k < Math.min(features.length, FEATURES_PER_TOKEN); k++) {
       rows[i * FEATURES_PER_TOKEN + k] = featureRow(features[k] as string, buckets);
     }

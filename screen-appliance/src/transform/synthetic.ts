@@ -8,7 +8,7 @@
  * collide are drawn again.
  */
 import { randomInt } from "node:crypto";
-import { en, Faker } from "@faker-js/faker";
+import { base, en, Faker } from "@faker-js/faker";
 import { luhnValid } from "../detect/checksums.ts";
 import type { ClassificationType } from "../detect/types.ts";
 import { nameParts, type RedactionMap, type Replacer } from "./redaction.ts";
@@ -16,7 +16,7 @@ import { nameParts, type RedactionMap, type Replacer } from "./redaction.ts";
 const MAX_DRAWS = 50;
 
 export function syntheticReplacer(original: string, seed = randomInt(2 ** 31)): Replacer {
-  const faker = new Faker({ locale: [en], seed });
+  const faker = new Faker({ locale: [en, base], seed });
   const byValue = new Map<string, string>();
   const used = new Set<string>();
   const maps: RedactionMap[] = [];
