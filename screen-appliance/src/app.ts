@@ -19,6 +19,8 @@ import { reveal } from "./transform/transform.ts";
 export interface RuntimeInfo {
   executionProvider: string;
   models: { name: string; file: string }[];
+  /** Why CUDA was not used, when it was tried. */
+  cudaFallbackReason?: string;
 }
 
 export interface AppDeps extends ScreenDeps {
@@ -62,6 +64,7 @@ export function createApp(deps: AppDeps) {
           ? { status: "valid", customer: license.license.customer, expires: license.license.expires }
           : { status: license.status, reason: license.reason },
       executionProvider: deps.runtime.executionProvider,
+      ...(deps.runtime.cudaFallbackReason ? { cudaFallbackReason: deps.runtime.cudaFallbackReason } : {}),
       models: deps.runtime.models,
     });
   });

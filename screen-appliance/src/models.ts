@@ -43,6 +43,7 @@ export async function loadModels(dir: string, preference: ProviderPreference): P
     runtime: {
       executionProvider: providers.join("+"),
       models: all.map((m) => ({ name: m.spec.name, file: m.file, executionProvider: m.provider })),
+      ...(ner.fallbackReason ? { cudaFallbackReason: ner.fallbackReason } : {}),
     },
     ...(ner.fallbackReason ? { fallbackReason: ner.fallbackReason } : {}),
   };

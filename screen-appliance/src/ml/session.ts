@@ -17,12 +17,20 @@ export interface OpenedSession {
 export async function openSession(path: string, preference: ProviderPreference): Promise<OpenedSession> {
   let fallbackReason: string | undefined;
   if (preference !== "cpu") {
+    // ORT prints a multi-line native error when the CUDA library is missing; on `auto` that is
+    // expected, so its global logger is quieted and the caller logs one line instead.
+    if (preference === "auto") ort.env.logLevel = "fatal";
     try {
-      const session = await ort.InferenceSession.create(path, { executionProviders: ["cuda"] });
+      const session = await ort.InferenceSession.create(path, {
+        executionProviders: ["cuda"],
+        logSeverityLevel: preference === "auto" ? 4 : 2,
+      });
       return { session, provider: "cuda" };
     } catch (err) {
       if (preference === "cuda") throw err;
       fallbackReason = err instanceof Error ? err.message.split("\n")[0] : String(err);
+    } finally {
+      ort.env.logLevel = "warning";
     }
   }
   const session = await ort.InferenceSession.create(path, {
