@@ -25,6 +25,13 @@ export async function evaluateClassifier(name: string, scorer: OnnxTextScorer<st
     const y = test.map((r) => r.targets[l] ?? 0);
     const s = scores[l] ?? [];
     const positives = y.filter((v) => v === 1).length;
+    if (positives === 0) {
+      const trained = rows.filter((r) => r.split === "train" && r.targets[l] === 1).length;
+      console.log(
+        `${label.padEnd(22)} ${"0".padStart(9)}  not measurable: no held-out positives (${trained} in training)`,
+      );
+      return;
+    }
     const at = (threshold: number) => {
       let tp = 0;
       let fp = 0;

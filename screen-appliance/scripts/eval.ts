@@ -9,5 +9,6 @@ import { biasRows, toxicityRows } from "./lib/classifier-data.ts";
 
 const models = await loadModels(process.env.SCREEN_MODEL_DIR ?? DEFAULT_MODEL_DIR, "cpu");
 printPii(await evaluatePii(models.names));
+printPii(await evaluatePii(models.names, "all"));
 await evaluateClassifier("bias", models.bias, biasRows());
 await evaluateClassifier("toxicity", models.toxicity, toxicityRows());

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { parseConfig } from "./config.ts";
+import { BUILT_IN_LICENSE_PUBLIC_KEY } from "./license/public-key.ts";
+
+describe("configuration", () => {
+  it("defaults to port 8080, the mounted license path, the built-in key, a 1 MB body limit and CUDA-then-CPU", () => {
+    expect(parseConfig({})).toEqual({
+      PORT: 8080,
+      HOST: "0.0.0.0",
+      SCREEN_LICENSE_PATH: "/etc/screen/screen.lic",
+      SCREEN_LICENSE_PUBLIC_KEY: BUILT_IN_LICENSE_PUBLIC_KEY,
+      SCREEN_MAX_BODY_BYTES: 1048576,
+      SCREEN_EXECUTION_PROVIDER: "auto",
+    });
+  });
+
+  it("reads overrides from the environment", () => {
+    const config = parseConfig({
+      PORT: "9000",
+      SCREEN_MAX_BODY_BYTES: "2048",
+      SCREEN_EXECUTION_PROVIDER: "cpu",
+    });
+    expect(config).toMatchObject({
+      PORT: 9000,
+      SCREEN_MAX_BODY_BYTES: 2048,
+      SCREEN_EXECUTION_PROVIDER: "cpu",
+    });
+  });
+
+  it("refuses a start with an invalid value, naming the variable", () => {
+    expect(() => parseConfig({ PORT: "eighty" })).toThrow(/PORT/);
+    expect(() => parseConfig({ SCREEN_EXECUTION_PROVIDER: "tpu" })).toThrow(/SCREEN_EXECUTION_PROVIDER/);
+  });
+});
