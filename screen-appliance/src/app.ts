@@ -37,10 +37,12 @@ export function createApp(deps: AppDeps) {
   app.notFound((c) => problemResponse(404, `No route for ${c.req.method} ${c.req.path}.`));
 
   app.use("*", async (c, next) => {
-    const stop = deps.metrics.duration.startTimer({ route: c.req.path });
+    const stop = deps.metrics.duration.startTimer();
     await next();
-    stop();
-    deps.metrics.requests.inc({ route: c.req.routePath || c.req.path, status: String(c.res.status) });
+    // The matched route pattern, not the raw path, keeps label values bounded when clients probe URLs.
+    const route = c.req.routePath || "unmatched";
+    stop({ route });
+    deps.metrics.requests.inc({ route, status: String(c.res.status) });
   });
   app.use(
     "*",
@@ -77,7 +79,7 @@ export function createApp(deps: AppDeps) {
   });
 
   app.post("/screen", async (c) => {
-    requireLicense(deps.license());
+    requireLicense(deps.license(), "screen");
     const request = parseBody(ScreenRequest, await c.req.text());
     const result = await screen(request, deps);
     for (const f of result.findings) deps.metrics.findings.inc({ type: f.classificationType });
@@ -85,7 +87,7 @@ export function createApp(deps: AppDeps) {
   });
 
   app.post("/reveal", async (c) => {
-    requireLicense(deps.license());
+    requireLicense(deps.license(), "reveal");
     const request = parseBody(RevealRequest, await c.req.text());
     const originalData = reveal(
       request.redactedData,
@@ -99,9 +101,16 @@ export function createApp(deps: AppDeps) {
   return app;
 }
 
-function requireLicense(license: LicenseState): void {
+/** 503 while the license is not valid; 403 when it is valid but does not include `feature`. */
+function requireLicense(license: LicenseState, feature: "screen" | "reveal"): void {
   if (license.status !== "valid") {
     throw new ApiError(503, `The appliance is not licensed: ${license.reason}.`);
+  }
+  if (!license.license.features.includes(feature)) {
+    throw new ApiError(
+      403,
+      `The license for ${license.license.customer} does not include the '${feature}' feature; ask the vendor for a license with it.`,
+    );
   }
 }
 

@@ -98,6 +98,24 @@ describe("license", () => {
     );
   });
 
+  it("answers 403 on /reveal when the license covers screening only", async () => {
+    const screenOnly = issueLicense(vendorPrivatePem, {
+      customer: "Initech",
+      expires: "2099-12-31",
+      features: ["screen"],
+      issuedAt: "2026-01-01T00:00:00Z",
+    });
+    const app = await testApp({ license: await loadLicense(await licenseFile(screenOnly), vendorPublicPem) });
+    expect((await post(app, "/screen", { data: "hi" })).status).toBe(200);
+    const res = await post(app, "/reveal", {
+      redactedData: "x",
+      redactionMaps: [],
+      transformationType: "TRANSFORMATION_TYPE_NUMBERED",
+    });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { detail: string }).detail).toContain("'reveal' feature");
+  });
+
   it("issues a license with the vendor command that the appliance accepts", async () => {
     const dir = await mkdtemp(join(tmpdir(), "screen-vendor-"));
     const keyPath = join(dir, "vendor.pem");

@@ -14,6 +14,7 @@ export interface FieldError {
 
 const TITLES: Record<number, string> = {
   400: "Bad Request",
+  403: "Forbidden",
   404: "Not Found",
   413: "Payload Too Large",
   415: "Unsupported Media Type",
@@ -24,6 +25,7 @@ const TITLES: Record<number, string> = {
 
 const SLUGS: Record<number, string> = {
   400: "bad-request",
+  403: "forbidden",
   404: "not-found",
   413: "payload-too-large",
   415: "unsupported-media-type",
