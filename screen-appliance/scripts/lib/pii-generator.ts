@@ -20,6 +20,7 @@ interface Person {
   gender: string;
 }
 
+const REFERENCE_DATE = new Date("2026-01-01T00:00:00Z");
 const SUFFIXES = ["MD", "Jr.", "Sr.", "PhD", "DDS", "II", "III", "DVM"];
 const PERSON_KEYS = new Set([
   "person",
@@ -42,7 +43,10 @@ export class PiiSentenceGenerator {
   private readonly csv: Record<string, string>[];
 
   constructor(seed: number) {
+    // faker's dates are relative to "now" unless told otherwise; a fixed reference date keeps the
+    // generated text, and so the trained models, byte-for-byte reproducible.
     this.faker = new Faker({ locale: [en, base], seed });
+    this.faker.setDefaultRefDate(REFERENCE_DATE);
     this.localeFakers = [
       "en",
       "de",
@@ -71,7 +75,10 @@ export class PiiSentenceGenerator {
       "yo_NG",
     ].flatMap((code) => {
       const locale = (allLocales as Record<string, (typeof allLocales)["en"]>)[code];
-      return locale ? [new Faker({ locale: [locale, en], seed: seed + code.length })] : [];
+      if (!locale) return [];
+      const f = new Faker({ locale: [locale, en], seed: seed + code.length });
+      f.setDefaultRefDate(REFERENCE_DATE);
+      return [f];
     });
     this.csv = readCsv("pii/fake_people_3000.csv");
     this.people = this.csv.map((row) => ({
