@@ -2,6 +2,7 @@
  * Node entry: `npm start`. Serves the API on PORT with libSQL (an embedded file by default),
  * applies migrations and the first-start bootstrap, and shuts down cleanly on SIGTERM/SIGINT.
  */
+import { resolve } from "node:path";
 import { serve } from "@hono/node-server";
 import { openNodeDatabase } from "./adapter/node-db.ts";
 import { nodeDocsAssets } from "./adapter/node-docs-assets.ts";
@@ -12,7 +13,8 @@ import { createServices } from "./services.ts";
 
 async function main(): Promise<void> {
   const env = parseNodeEnv(process.env);
-  const { db, client } = await openNodeDatabase(env.LAKESMITH_DB_URL, env.LAKESMITH_DB_AUTH_TOKEN);
+  const dbUrl = resolveFileUrl(env.LAKESMITH_DB_URL, process.env.INIT_CWD ?? process.cwd());
+  const { db, client } = await openNodeDatabase(dbUrl, env.LAKESMITH_DB_AUTH_TOKEN);
   const services = createServices({
     db,
     docsAssets: nodeDocsAssets(),
@@ -28,7 +30,7 @@ async function main(): Promise<void> {
   const app = buildApp(services);
   const server = serve({ fetch: app.fetch, port: env.PORT, hostname: env.HOST }, (info) => {
     console.log(
-      `Lakesmith control plane listening on http://${env.HOST}:${info.port} (database ${redact(env.LAKESMITH_DB_URL)})`,
+      `Lakesmith control plane listening on http://${env.HOST}:${info.port} (database ${redact(dbUrl)})`,
     );
   });
 
@@ -47,6 +49,17 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
+}
+
+/**
+ * Makes a relative `file:` URL relative to where the user ran the command: npm runs workspace
+ * scripts inside the workspace folder, but `npm start` at the root should keep `./.lakesmith/`
+ * at the root. npm records the original folder in INIT_CWD.
+ */
+function resolveFileUrl(url: string, baseDir: string): string {
+  if (!url.startsWith("file:") || url.startsWith("file::memory:")) return url;
+  const path = url.slice("file:".length);
+  return path.startsWith("/") ? url : `file:${resolve(baseDir, path)}`;
 }
 
 /** Hides credentials in a database URL before it is logged. */
