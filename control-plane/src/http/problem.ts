@@ -7,62 +7,16 @@
  */
 
 import { z } from "@hono/zod-openapi";
+import { ApiError, type FieldError, problemResponse } from "@lakesmith/shared";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
 
-export interface FieldError {
-  path: string;
-  message: string;
-}
-
-const TITLES: Record<number, string> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  405: "Method Not Allowed",
-  409: "Conflict",
-  413: "Payload Too Large",
-  415: "Unsupported Media Type",
-  422: "Unprocessable Content",
-  500: "Internal Server Error",
-  503: "Service Unavailable",
-};
-
-const SLUGS: Record<number, string> = {
-  400: "bad-request",
-  401: "unauthorized",
-  403: "forbidden",
-  404: "not-found",
-  405: "method-not-allowed",
-  409: "conflict",
-  413: "payload-too-large",
-  415: "unsupported-media-type",
-  422: "validation-error",
-  500: "internal-error",
-  503: "unavailable",
-};
-
-/** An error a handler or service raises on purpose; it becomes a problem response. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: ContentfulStatusCode,
-    detail: string,
-    readonly errors?: FieldError[],
-  ) {
-    super(detail);
-    this.name = "ApiError";
-  }
-}
+export { ApiError, type FieldError, invalidField, problemBody, problemResponse } from "@lakesmith/shared";
 
 export const notFound = (what: string, id: string) => new ApiError(404, `${what} '${id}' does not exist.`);
 export const conflict = (detail: string) => new ApiError(409, detail);
 export const forbidden = (detail: string) => new ApiError(403, detail);
 export const unauthorized = (detail: string) => new ApiError(401, detail);
-/** A 422 naming one field. */
-export const invalidField = (path: string, message: string) =>
-  new ApiError(422, `${path}: ${message}`, [{ path, message }]);
 
 export const ProblemSchema = z
   .object({
@@ -73,27 +27,6 @@ export const ProblemSchema = z
     errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
   })
   .openapi("Problem");
-
-export function problemBody(status: number, detail: string, errors?: FieldError[]) {
-  return {
-    type: `https://lakesmith.dev/problems/${SLUGS[status] ?? "error"}`,
-    title: TITLES[status] ?? "Error",
-    status,
-    detail,
-    ...(errors ? { errors } : {}),
-  };
-}
-
-export function problemResponse(
-  status: number,
-  detail: string,
-  errors?: FieldError[],
-  headers?: HeadersInit,
-): Response {
-  const h = new Headers(headers);
-  h.set("content-type", "application/problem+json");
-  return new Response(JSON.stringify(problemBody(status, detail, errors)), { status, headers: h });
-}
 
 /** Formats zod issues as `[{path, message}]` with dotted paths (`items.0.name`). */
 export function zodFieldErrors(error: z.ZodError, prefix?: string): FieldError[] {
@@ -113,7 +46,7 @@ export function handleError(err: Error, c: Context): Response {
   if (err instanceof HTTPException) {
     const status = err.status;
     // Hono raises 400 for unparsable JSON bodies; say so plainly.
-    const detail = err.message || TITLES[status] || "Request failed";
+    const detail = err.message || "Request failed";
     return problemResponse(status, detail, undefined, err.res?.headers);
   }
   console.error(`[lakesmith] unhandled error on ${c.req.method} ${c.req.path}:`, err);
