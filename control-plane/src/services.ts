@@ -9,6 +9,7 @@ import type { Db } from "./db/index.ts";
 import type { DocsAssets } from "./docs/assets.ts";
 import { FeatureFlagService } from "./feature-flags/service.ts";
 import { HealthService } from "./health/service.ts";
+import { DEFAULT_LEASE_TIMINGS, JobService, type LeaseTimings } from "./jobs/service.ts";
 import { UserService } from "./users/service.ts";
 
 /** What `createApp` needs from its runtime. */
@@ -20,6 +21,8 @@ export interface AppDeps {
   /** Where the offline docs pages load Swagger UI and Redoc from. */
   docsAssets?: DocsAssets;
   version?: string;
+  /** Lease, offer and retry timings of jobs (tests shorten them). */
+  leaseTimings?: Partial<LeaseTimings>;
 }
 
 export interface Services {
@@ -31,6 +34,7 @@ export interface Services {
   config: ConfigService;
   featureFlags: FeatureFlagService;
   health: HealthService;
+  jobs: JobService;
   docsAssets: DocsAssets | undefined;
   version: string;
 }
@@ -49,6 +53,7 @@ export function createServices(deps: AppDeps): Services {
     apiKeys: new ApiKeyService(deps.db, clock, clearPrincipals),
     featureFlags: new FeatureFlagService(deps.db, clock),
     health: new HealthService(deps.db),
+    jobs: new JobService(deps.db, clock, { ...DEFAULT_LEASE_TIMINGS, ...deps.leaseTimings }),
     docsAssets: deps.docsAssets,
     version: deps.version ?? "0.1.0",
   };

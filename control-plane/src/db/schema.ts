@@ -6,7 +6,7 @@
  * embedded libSQL file, a remote libSQL server and Cloudflare D1.
  */
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 const createdAt = () =>
   integer("created_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`);
@@ -90,6 +90,194 @@ export const instanceSecrets = sqliteTable("instance_secrets", {
   value: text("value").notNull(),
   createdAt: createdAt(),
 });
+
+// ---------------------------------------------------------------------------------------------
+// Tables, schedules and their audit (document 1: tables, schedules, onboarding, slots)
+
+export const TABLE_FORMATS = ["delta", "iceberg", "hive"] as const;
+export type TableFormat = (typeof TABLE_FORMATS)[number];
+export const PRIORITIES = ["P1", "P2"] as const;
+export type Priority = (typeof PRIORITIES)[number];
+export const ONBOARDING_STATUSES = ["pending", "active", "failed", "retry"] as const;
+export type OnboardingStatus = (typeof ONBOARDING_STATUSES)[number];
+
+/** What onboarding inspection found: the table's recipe for later jobs. */
+export interface OnboardingRecipe {
+  partition_columns: string[];
+  partition_pattern: string | null;
+  date_filter_column: string | null;
+  cluster_columns: string[];
+  enumerated_columns: string[];
+}
+
+/** Registered tables (`tables` in the API; `lakeTables` here so it can't be confused with drizzle's). */
+export const lakeTables = sqliteTable(
+  "tables",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull().unique(),
+    uri: text("uri").notNull(),
+    format: text("format", { enum: TABLE_FORMATS }).notNull(),
+    priority: text("priority", { enum: PRIORITIES }).notNull(),
+    targetFileSizeMb: integer("target_file_size_mb").notNull().default(512),
+    inventoryReportUri: text("inventory_report_uri"),
+    onboardingStatus: text("onboarding_status", { enum: ONBOARDING_STATUSES }).notNull().default("pending"),
+    onboardingError: text("onboarding_error"),
+    onboardingJobId: text("onboarding_job_id"),
+    recipe: text("recipe", { mode: "json" }).$type<OnboardingRecipe>(),
+    onboardedAt: integer("onboarded_at", { mode: "timestamp_ms" }),
+    createdBy: text("created_by"),
+    createdAt: createdAt(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }),
+  },
+  (t) => [index("tables_status_name_idx").on(t.onboardingStatus, t.name)],
+);
+
+export const SCHEDULE_JOB_TYPES = ["crunch", "vacuum", "partition_expiration"] as const;
+export type ScheduleJobType = (typeof SCHEDULE_JOB_TYPES)[number];
+export const SCHEDULE_TYPES = ["daily", "backfill"] as const;
+export type ScheduleType = (typeof SCHEDULE_TYPES)[number];
+
+export const schedules = sqliteTable(
+  "schedules",
+  {
+    id: text("id").primaryKey(),
+    tableId: text("table_id")
+      .notNull()
+      .references(() => lakeTables.id, { onDelete: "cascade" }),
+    jobType: text("job_type", { enum: SCHEDULE_JOB_TYPES }).notNull(),
+    scheduleType: text("schedule_type", { enum: SCHEDULE_TYPES }).notNull(),
+    lookbackStart: integer("lookback_start"),
+    lookbackEnd: integer("lookback_end"),
+    /** HH:MM, UTC. */
+    runTimeUtc: text("run_time_utc"),
+    backfillCol: text("backfill_col"),
+    /** YYYY-MM-DD. */
+    backfillStartDate: text("backfill_start_date"),
+    backfillEndDate: text("backfill_end_date"),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    /**
+     * When the scheduler should next fire this schedule (epoch ms); null when it never fires again
+     * (a backfill that has fired). The tick reads only rows due by now, so its cost follows the due
+     * schedules, not the total.
+     */
+    nextRunAt: integer("next_run_at", { mode: "timestamp_ms" }),
+    /** The slot the schedule last fired for (`YYYY-MM-DD` for daily, `backfill` for backfill). */
+    lastSlot: text("last_slot"),
+    createdAt: createdAt(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }),
+  },
+  (t) => [
+    uniqueIndex("schedules_table_job_type_idx").on(t.tableId, t.jobType),
+    index("schedules_due_idx").on(t.enabled, t.nextRunAt),
+    index("schedules_run_time_idx").on(t.runTimeUtc),
+  ],
+);
+
+/** Append-only audit of `inventory_report_uri` changes; no foreign key, so it outlives the table. */
+export const inventoryHistory = sqliteTable(
+  "inventory_history",
+  {
+    id: text("id").primaryKey(),
+    tableId: text("table_id").notNull(),
+    tableName: text("table_name").notNull(),
+    previousUri: text("previous_uri"),
+    inventoryReportUri: text("inventory_report_uri"),
+    changedBy: text("changed_by"),
+    changedAt: integer("changed_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("inventory_history_table_idx").on(t.tableId, t.changedAt)],
+);
+
+// ---------------------------------------------------------------------------------------------
+// Jobs and agents (architecture.md, "Jobs and leases")
+
+export const JOB_STATUSES = [
+  "queued",
+  "offered",
+  "running",
+  "cancelling",
+  "succeeded",
+  "failed",
+  "cancelled",
+] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/**
+ * Every piece of work an agent does. The row is the truth: each status move is one conditional
+ * UPDATE keyed on (id, fence); the fence is bumped on every offer, so a message about an earlier
+ * offer can never move the job.
+ */
+export const jobs = sqliteTable(
+  "jobs",
+  {
+    id: text("id").primaryKey(),
+    kind: text("kind").notNull(),
+    /** The table the job works on, when it works on one. No foreign key: job history outlives tables. */
+    tableId: text("table_id"),
+    priority: text("priority", { enum: PRIORITIES }).notNull().default("P2"),
+    payload: text("payload", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    /** Capabilities an agent must have announced besides the kind (for example `s3`). */
+    requires: text("requires", { mode: "json" }).notNull().$type<string[]>(),
+    status: text("status", { enum: JOB_STATUSES }).notNull().default("queued"),
+    /** Leases granted so far; an offer that is never acknowledged does not count. */
+    attempt: integer("attempt").notNull().default(0),
+    maxAttempts: integer("max_attempts").notNull().default(3),
+    fence: integer("fence").notNull().default(0),
+    /** The agent the job is offered or leased to. */
+    leaseOwner: text("lease_owner"),
+    /** Offer deadline while offered; lease expiry while running or cancelling. */
+    leaseExpiresAt: integer("lease_expires_at", { mode: "timestamp_ms" }),
+    /** A queued job is not offered before this time (backoff after a failed attempt). */
+    notBefore: integer("not_before", { mode: "timestamp_ms" }).notNull(),
+    /** Idempotency key, for example `schedule:<id>:<slot>`; unique when set. */
+    dedupeKey: text("dedupe_key").unique(),
+    trigger: text("trigger").notNull().default("manual"),
+    scheduleId: text("schedule_id"),
+    progress: text("progress", { mode: "json" }).$type<Record<string, unknown>>(),
+    result: text("result", { mode: "json" }).$type<Record<string, unknown>>(),
+    error: text("error"),
+    createdBy: text("created_by"),
+    createdAt: createdAt(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }),
+    startedAt: integer("started_at", { mode: "timestamp_ms" }),
+    finishedAt: integer("finished_at", { mode: "timestamp_ms" }),
+  },
+  (t) => [
+    index("jobs_dispatch_idx").on(t.status, t.kind, t.priority, t.notBefore, t.createdAt),
+    index("jobs_lease_idx").on(t.status, t.leaseExpiresAt),
+    index("jobs_owner_idx").on(t.leaseOwner, t.status),
+    index("jobs_table_idx").on(t.tableId, t.kind, t.createdAt),
+    index("jobs_kind_created_idx").on(t.kind, t.createdAt),
+  ],
+);
+
+export const AGENT_STATUSES = ["connected", "draining", "disconnected"] as const;
+export type AgentStatus = (typeof AGENT_STATUSES)[number];
+
+export const agents = sqliteTable("agents", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  /** SHA-256 of the agent token; the token is shown once at creation. */
+  tokenHash: text("token_hash").notNull().unique(),
+  tokenPrefix: text("token_prefix").notNull(),
+  createdBy: text("created_by"),
+  createdAt: createdAt(),
+  revokedAt: integer("revoked_at", { mode: "timestamp_ms" }),
+  /** What the agent announced on its last connection. */
+  version: text("version"),
+  kinds: text("kinds", { mode: "json" }).notNull().$type<string[]>().default(sql`'[]'`),
+  capabilities: text("capabilities", { mode: "json" }).notNull().$type<string[]>().default(sql`'[]'`),
+  capacity: integer("capacity").notNull().default(0),
+  status: text("status", { enum: AGENT_STATUSES }).notNull().default("disconnected"),
+  connectedAt: integer("connected_at", { mode: "timestamp_ms" }),
+  lastSeenAt: integer("last_seen_at", { mode: "timestamp_ms" }),
+});
+
+export type LakeTable = typeof lakeTables.$inferSelect;
+export type Schedule = typeof schedules.$inferSelect;
+export type Job = typeof jobs.$inferSelect;
+export type Agent = typeof agents.$inferSelect;
 
 export type User = typeof users.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;
