@@ -189,6 +189,15 @@ export const inventoryHistory = sqliteTable(
   (t) => [index("inventory_history_table_idx").on(t.tableId, t.changedAt)],
 );
 
+/**
+ * How many tables have each onboarding status, kept exact by triggers on `tables` (migration
+ * 0002), so the total of a table list costs one row read instead of a count over every table.
+ */
+export const tableStatusCounts = sqliteTable("table_status_counts", {
+  status: text("status", { enum: ONBOARDING_STATUSES }).primaryKey(),
+  n: integer("n").notNull().default(0),
+});
+
 // ---------------------------------------------------------------------------------------------
 // Jobs and agents (architecture.md, "Jobs and leases")
 
