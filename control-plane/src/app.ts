@@ -7,6 +7,7 @@
  * const res = await app.request("/healthz");
  */
 import { bodyLimit } from "hono/body-limit";
+import { agentRoutes } from "./agents/routes.ts";
 import { apiKeyRoutes } from "./api-keys/routes.ts";
 import { guard } from "./auth/guard.ts";
 import { authRoutes } from "./auth/routes.ts";
@@ -16,6 +17,7 @@ import { featureFlagRoutes } from "./feature-flags/routes.ts";
 import { healthRoutes } from "./health/routes.ts";
 import { handleError, problemResponse } from "./http/problem.ts";
 import { newRouter } from "./http/router.ts";
+import { jobRoutes } from "./jobs/routes.ts";
 import { type AppDeps, createServices, type Services } from "./services.ts";
 import { userRoutes } from "./users/routes.ts";
 
@@ -52,6 +54,8 @@ export function buildApp(services: Services) {
   app.route("/", apiKeyRoutes);
   app.route("/", configRoutes);
   app.route("/", featureFlagRoutes);
+  app.route("/", agentRoutes);
+  app.route("/", jobRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

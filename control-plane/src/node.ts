@@ -3,36 +3,32 @@
  * applies migrations and the first-start bootstrap, and shuts down cleanly on SIGTERM/SIGINT.
  */
 import { resolve } from "node:path";
-import { serve } from "@hono/node-server";
-import { openNodeDatabase } from "./adapter/node-db.ts";
 import { nodeDocsAssets } from "./adapter/node-docs-assets.ts";
-import { buildApp } from "./app.ts";
-import { bootstrap, describeGenerated } from "./bootstrap/bootstrap.ts";
+import { startNodeServer } from "./adapter/node-server.ts";
+import { describeGenerated } from "./bootstrap/bootstrap.ts";
 import { parseNodeEnv } from "./env.ts";
-import { createServices } from "./services.ts";
 
 async function main(): Promise<void> {
   const env = parseNodeEnv(process.env);
   const dbUrl = resolveFileUrl(env.LAKESMITH_DB_URL, process.env.INIT_CWD ?? process.cwd());
-  const { db, client } = await openNodeDatabase(dbUrl, env.LAKESMITH_DB_AUTH_TOKEN);
-  const services = createServices({
-    db,
+  const server = await startNodeServer({
+    dbUrl,
+    dbAuthToken: env.LAKESMITH_DB_AUTH_TOKEN,
+    port: env.PORT,
+    host: env.HOST,
     docsAssets: nodeDocsAssets(),
-    ...(env.LAKESMITH_JWT_SECRET ? { jwtSecret: env.LAKESMITH_JWT_SECRET } : {}),
+    jwtSecret: env.LAKESMITH_JWT_SECRET,
+    bootstrap: {
+      adminPassword: env.LAKESMITH_ADMIN_PASSWORD,
+      adminApiKey: env.LAKESMITH_ADMIN_API_KEY,
+      breakGlassPassword: env.LAKESMITH_BREAKGLASS_PASSWORD,
+    },
+    log: (level, message, fields) => console[level === "warn" ? "warn" : "log"](message, fields ?? ""),
   });
-  const result = await bootstrap(services, {
-    adminPassword: env.LAKESMITH_ADMIN_PASSWORD,
-    adminApiKey: env.LAKESMITH_ADMIN_API_KEY,
-    breakGlassPassword: env.LAKESMITH_BREAKGLASS_PASSWORD,
-  });
-  for (const line of describeGenerated(result)) console.log(line);
-
-  const app = buildApp(services);
-  const server = serve({ fetch: app.fetch, port: env.PORT, hostname: env.HOST }, (info) => {
-    console.log(
-      `Lakesmith control plane listening on http://${env.HOST}:${info.port} (database ${redact(dbUrl)})`,
-    );
-  });
+  for (const line of describeGenerated(server.bootstrapped)) console.log(line);
+  console.log(
+    `Lakesmith control plane listening on http://${env.HOST}:${server.port} (database ${redact(dbUrl)})`,
+  );
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -41,11 +37,13 @@ async function main(): Promise<void> {
     console.log(`${signal}: closing the server`);
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
-    server.close(() => {
-      client.close();
-      console.log("stopped");
-      process.exit(0);
-    });
+    server.stop().then(
+      () => {
+        console.log("stopped");
+        process.exit(0);
+      },
+      () => process.exit(1),
+    );
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));

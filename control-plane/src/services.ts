@@ -1,5 +1,8 @@
 /** Builds the services the routes call, from the app's dependencies. */
 import { type Clock, systemClock } from "@lakesmith/shared";
+import type { Context } from "hono";
+import { type Hub, LocalHub } from "./agents/hub.ts";
+import { AgentService } from "./agents/service.ts";
 import { ApiKeyService } from "./api-keys/service.ts";
 import { PrincipalCache } from "./auth/principal-cache.ts";
 import { AuthService } from "./auth/service.ts";
@@ -23,6 +26,18 @@ export interface AppDeps {
   version?: string;
   /** Lease, offer and retry timings of jobs (tests shorten them). */
   leaseTimings?: Partial<LeaseTimings>;
+  /**
+   * The hub that holds agent sockets. By default a `LocalHub` in this process (Node); the Worker
+   * passes one that forwards to its `AgentHub` Durable Object.
+   */
+  hub?: (parts: { jobs: JobService; agents: AgentService; clock: Clock }) => Hub;
+  /** Accepts agent WebSockets on `GET /api/v1/agents/connect`; absent where agents can't connect. */
+  agentGateway?: (services: Services) => AgentGateway;
+}
+
+/** Turns an authenticated agent's upgrade request into a WebSocket held by the hub. */
+export interface AgentGateway {
+  accept(c: Context, agentId: string): Response | Promise<Response>;
 }
 
 export interface Services {
@@ -35,6 +50,9 @@ export interface Services {
   featureFlags: FeatureFlagService;
   health: HealthService;
   jobs: JobService;
+  agents: AgentService;
+  hub: Hub;
+  agentGateway: AgentGateway | undefined;
   docsAssets: DocsAssets | undefined;
   version: string;
 }
@@ -44,7 +62,12 @@ export function createServices(deps: AppDeps): Services {
   const config = new ConfigService(deps.db, clock);
   const principals = new PrincipalCache(clock);
   const clearPrincipals = () => principals.clear();
-  return {
+  const timings = { ...DEFAULT_LEASE_TIMINGS, ...deps.leaseTimings };
+  const jobs = new JobService(deps.db, clock, timings);
+  const agents = new AgentService(deps.db, clock, timings.heartbeatMs * 3);
+  const hub = deps.hub ? deps.hub({ jobs, agents, clock }) : new LocalHub(jobs, agents, clock);
+  jobs.onWork(() => hub.poke());
+  const services: Services = {
     db: deps.db,
     clock,
     config,
@@ -53,8 +76,13 @@ export function createServices(deps: AppDeps): Services {
     apiKeys: new ApiKeyService(deps.db, clock, clearPrincipals),
     featureFlags: new FeatureFlagService(deps.db, clock),
     health: new HealthService(deps.db),
-    jobs: new JobService(deps.db, clock, { ...DEFAULT_LEASE_TIMINGS, ...deps.leaseTimings }),
+    jobs,
+    agents,
+    hub,
+    agentGateway: undefined,
     docsAssets: deps.docsAssets,
     version: deps.version ?? "0.1.0",
   };
+  services.agentGateway = deps.agentGateway?.(services);
+  return services;
 }

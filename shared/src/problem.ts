@@ -18,6 +18,7 @@ const TITLES: Record<number, string> = {
   409: "Conflict",
   413: "Payload Too Large",
   415: "Unsupported Media Type",
+  426: "Upgrade Required",
   422: "Unprocessable Content",
   500: "Internal Server Error",
   503: "Service Unavailable",
@@ -32,6 +33,7 @@ const SLUGS: Record<number, string> = {
   409: "conflict",
   413: "payload-too-large",
   415: "unsupported-media-type",
+  426: "upgrade-required",
   422: "validation-error",
   500: "internal-error",
   503: "unavailable",
@@ -40,7 +42,7 @@ const SLUGS: Record<number, string> = {
 /** An error raised on purpose; the service's error handler turns it into a problem response. */
 export class ApiError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 500 | 503,
+    readonly status: 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 426 | 500 | 503,
     detail: string,
     readonly errors?: FieldError[],
   ) {

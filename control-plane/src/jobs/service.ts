@@ -192,6 +192,16 @@ export class JobService {
       .where(and(eq(jobs.leaseOwner, agentId), inArray(jobs.status, ["offered", "running", "cancelling"])));
   }
 
+  /** How many jobs each agent holds (offered, running or being cancelled). */
+  async heldCounts(): Promise<Map<string, number>> {
+    const rows = await this.db
+      .select({ owner: jobs.leaseOwner, n: count() })
+      .from(jobs)
+      .where(inArray(jobs.status, ["offered", "running", "cancelling"]))
+      .groupBy(jobs.leaseOwner);
+    return new Map(rows.map((r) => [r.owner ?? "", r.n]));
+  }
+
   /** How many queued jobs of each kind wait, so a kind no agent handles is visible. */
   async queuedByKind(): Promise<Record<string, number>> {
     const rows = await this.db

@@ -1,0 +1,109 @@
+/**
+ * The control plane as a Node server: HTTP and agent WebSockets on one port, the in-process hub,
+ * and the timers that keep it moving. `node.ts` runs it from the environment; tests and benchmarks
+ * start it directly (port 0, a temporary database, short leases).
+ */
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import type { Clock } from "@lakesmith/shared";
+import { WebSocketServer } from "ws";
+import { LocalHub } from "../agents/hub.ts";
+import { buildApp } from "../app.ts";
+import { type BootstrapResult, bootstrap } from "../bootstrap/bootstrap.ts";
+import type { LeaseTimings } from "../jobs/service.ts";
+import { type AppDeps, createServices, type Services } from "../services.ts";
+import { nodeAgentGateway } from "./node-agent-gateway.ts";
+import { openNodeDatabase } from "./node-db.ts";
+
+export interface NodeServerOptions {
+  dbUrl: string;
+  dbAuthToken?: string | undefined;
+  port: number;
+  host?: string;
+  clock?: Clock;
+  jwtSecret?: string | undefined;
+  docsAssets?: AppDeps["docsAssets"];
+  leaseTimings?: Partial<LeaseTimings>;
+  bootstrap?: Parameters<typeof bootstrap>[1];
+  /** How often the hub looks for work that became offerable with time (retry backoff ends). */
+  dispatchIntervalMs?: number;
+  log?: (level: "info" | "warn", message: string, fields?: Record<string, unknown>) => void;
+}
+
+export interface NodeServer {
+  url: string;
+  port: number;
+  services: Services;
+  hub: LocalHub;
+  bootstrapped: BootstrapResult;
+  /** Closes agent sockets (agents reconnect to a successor), the HTTP server and the database. */
+  stop(): Promise<void>;
+}
+
+export async function startNodeServer(options: NodeServerOptions): Promise<NodeServer> {
+  const { db, client } = await openNodeDatabase(options.dbUrl, options.dbAuthToken);
+  let hub: LocalHub | undefined;
+  const services = createServices({
+    db,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.jwtSecret ? { jwtSecret: options.jwtSecret } : {}),
+    ...(options.docsAssets ? { docsAssets: options.docsAssets } : {}),
+    ...(options.leaseTimings ? { leaseTimings: options.leaseTimings } : {}),
+    hub: ({ jobs, agents, clock }) => {
+      hub = new LocalHub(jobs, agents, clock, {
+        later: (ms, run) => setTimeout(run, ms).unref(),
+        ...(options.log ? { log: options.log } : {}),
+      });
+      return hub;
+    },
+    agentGateway: () => nodeAgentGateway(hub as LocalHub),
+  });
+  const localHub = hub as unknown as LocalHub;
+  const bootstrapped = await bootstrap(services, options.bootstrap ?? {});
+  // A single Node process holds every agent socket: whatever the database says from before is stale.
+  await services.agents.disconnectAll();
+
+  const app = buildApp(services);
+  const wss = new WebSocketServer({ noServer: true });
+  const server = serve({
+    fetch: app.fetch,
+    port: options.port,
+    hostname: options.host ?? "127.0.0.1",
+    websocket: { server: wss },
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", resolve);
+    server.once("error", reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  const heartbeatMs = services.jobs.timings.heartbeatMs;
+  const dispatchTimer = setInterval(() => localHub.poke(), options.dispatchIntervalMs ?? 1000);
+  const seenTimer = setInterval(() => {
+    void services.agents.seen(localHub.liveAgents()).catch(() => {});
+  }, heartbeatMs);
+  dispatchTimer.unref();
+  seenTimer.unref();
+
+  return {
+    url: `http://${options.host && options.host !== "0.0.0.0" ? options.host : "127.0.0.1"}:${port}`,
+    port,
+    services,
+    hub: localHub,
+    bootstrapped,
+    async stop() {
+      clearInterval(dispatchTimer);
+      clearInterval(seenTimer);
+      localHub.closeAll("the control plane is stopping; reconnect");
+      await localHub.settled();
+      for (const ws of wss.clients) ws.terminate();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Keep-alive HTTP connections would hold close() open.
+        (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+      });
+      wss.close();
+      client.close();
+    },
+  };
+}

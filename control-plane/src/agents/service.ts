@@ -1,0 +1,188 @@
+/**
+ * Agents: their tokens and what they announced. The token (`lsa_<random>`) is shown once at
+ * creation; only its SHA-256 is stored. Connection state is written by the hub; when the hub
+ * itself went away without saying so (a crash), an agent not seen for three heartbeats is
+ * reported disconnected.
+ */
+import { type Clock, newId, randomSecret } from "@lakesmith/shared";
+import type { Hello } from "@lakesmith/shared/protocol";
+import { and, desc, eq, inArray, isNull, ne } from "drizzle-orm";
+import { sha256Hex } from "../auth/crypto.ts";
+import type { Db } from "../db/index.ts";
+import { type Agent, type AgentStatus, agents, jobs } from "../db/schema.ts";
+import { notFound } from "../http/problem.ts";
+
+export const AGENT_TOKEN_PREFIX = "lsa_";
+
+export interface AgentView {
+  id: string;
+  name: string;
+  token_prefix: string;
+  status: AgentStatus;
+  version: string | null;
+  kinds: string[];
+  capabilities: string[];
+  capacity: number;
+  connected_at: string | null;
+  last_seen_at: string | null;
+  created_at: string;
+  jobs: { id: string; kind: string; status: string }[];
+}
+
+export class AgentService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    /** After this long without a sign of life a connected agent is reported disconnected. */
+    private readonly staleAfterMs: number,
+  ) {}
+
+  async create(name: string, createdBy: string | null): Promise<{ agent: Agent; token: string }> {
+    const token = `${AGENT_TOKEN_PREFIX}${randomSecret(32)}`;
+    const [agent] = await this.db
+      .insert(agents)
+      .values({
+        id: newId("agt"),
+        name,
+        tokenHash: await sha256Hex(token),
+        tokenPrefix: token.slice(0, 10),
+        createdBy,
+        createdAt: this.clock.now(),
+      })
+      .returning();
+    if (!agent) throw new Error("agent insert returned no row");
+    return { agent, token };
+  }
+
+  /** The agent a token belongs to, unless it was revoked. */
+  async authenticate(token: string): Promise<Agent | undefined> {
+    if (!token.startsWith(AGENT_TOKEN_PREFIX)) return undefined;
+    const [agent] = await this.db
+      .select()
+      .from(agents)
+      .where(and(eq(agents.tokenHash, await sha256Hex(token)), isNull(agents.revokedAt)));
+    return agent;
+  }
+
+  async list(): Promise<AgentView[]> {
+    const rows = await this.db
+      .select()
+      .from(agents)
+      .where(isNull(agents.revokedAt))
+      .orderBy(desc(agents.createdAt), agents.id);
+    return this.withJobs(rows);
+  }
+
+  async get(id: string): Promise<AgentView> {
+    const [row] = await this.db
+      .select()
+      .from(agents)
+      .where(and(eq(agents.id, id), isNull(agents.revokedAt)));
+    if (!row) throw notFound("agent", id);
+    return (await this.withJobs([row]))[0] as AgentView;
+  }
+
+  /** Revokes the token. The caller drops the agent's connection. */
+  async revoke(id: string): Promise<void> {
+    const now = this.clock.now();
+    const revoked = await this.db
+      .update(agents)
+      .set({ revokedAt: now, status: "disconnected" })
+      .where(and(eq(agents.id, id), isNull(agents.revokedAt)))
+      .returning({ id: agents.id });
+    if (revoked.length === 0) throw notFound("agent", id);
+  }
+
+  async connected(id: string, hello: Hello, at: Date): Promise<void> {
+    await this.db
+      .update(agents)
+      .set({
+        status: hello.draining ? "draining" : "connected",
+        version: hello.agent_version,
+        kinds: hello.kinds,
+        capabilities: hello.capabilities,
+        capacity: hello.capacity,
+        connectedAt: at,
+        lastSeenAt: at,
+      })
+      .where(eq(agents.id, id));
+  }
+
+  async draining(id: string): Promise<void> {
+    await this.db
+      .update(agents)
+      .set({ status: "draining", lastSeenAt: this.clock.now() })
+      .where(and(eq(agents.id, id), ne(agents.status, "disconnected")));
+  }
+
+  /** Marks the agent disconnected, unless a newer connection (a later `connectedAt`) took over. */
+  async disconnected(id: string, connectedAt: Date): Promise<void> {
+    await this.db
+      .update(agents)
+      .set({ status: "disconnected", lastSeenAt: this.clock.now() })
+      .where(and(eq(agents.id, id), eq(agents.connectedAt, connectedAt)));
+  }
+
+  /** Records a sign of life from these agents. */
+  async seen(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db
+      .update(agents)
+      .set({ lastSeenAt: this.clock.now() })
+      .where(inArray(agents.id, [...ids]));
+  }
+
+  /** At start-up of a single-process control plane nobody is connected yet. */
+  async disconnectAll(): Promise<void> {
+    await this.db.update(agents).set({ status: "disconnected" }).where(ne(agents.status, "disconnected"));
+  }
+
+  /** Kinds and capabilities of agents that are connected now (draining ones take no new work). */
+  async connectedAbilities(): Promise<{ kinds: string[]; capabilities: string[] }[]> {
+    const rows = await this.db
+      .select({
+        kinds: agents.kinds,
+        capabilities: agents.capabilities,
+        status: agents.status,
+        lastSeenAt: agents.lastSeenAt,
+      })
+      .from(agents)
+      .where(and(eq(agents.status, "connected"), isNull(agents.revokedAt)));
+    return rows.filter((r) => !this.isStale(r.lastSeenAt));
+  }
+
+  private isStale(lastSeenAt: Date | null): boolean {
+    return !lastSeenAt || this.clock.now().getTime() - lastSeenAt.getTime() > this.staleAfterMs;
+  }
+
+  private async withJobs(rows: Agent[]): Promise<AgentView[]> {
+    const held = rows.length
+      ? await this.db
+          .select({ owner: jobs.leaseOwner, id: jobs.id, kind: jobs.kind, status: jobs.status })
+          .from(jobs)
+          .where(
+            and(
+              inArray(
+                jobs.leaseOwner,
+                rows.map((r) => r.id),
+              ),
+              inArray(jobs.status, ["offered", "running", "cancelling"]),
+            ),
+          )
+      : [];
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      token_prefix: r.tokenPrefix,
+      status: r.status !== "disconnected" && this.isStale(r.lastSeenAt) ? "disconnected" : r.status,
+      version: r.version,
+      kinds: r.kinds,
+      capabilities: r.capabilities,
+      capacity: r.capacity,
+      connected_at: r.connectedAt?.toISOString() ?? null,
+      last_seen_at: r.lastSeenAt?.toISOString() ?? null,
+      created_at: r.createdAt.toISOString(),
+      jobs: held.filter((j) => j.owner === r.id).map(({ id, kind, status }) => ({ id, kind, status })),
+    }));
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * Jobs of every kind: list, read, cancel, and enqueue diagnostic jobs (`noop`, `sleep`) to check
+ * that agents are working. Kind-specific routes (crunch, vacuum, ...) are views of the same jobs;
+ * `POST /api/v1/crunch/{crunch_id}/cancel` uses the same cancel as `POST /api/v1/jobs/{job_id}/cancel`.
+ */
+import { z } from "@hono/zod-openapi";
+import { access, principalId } from "../auth/access.ts";
+import { JOB_STATUSES } from "../db/schema.ts";
+import { jsonBody, jsonResponse, problemResponse } from "../http/openapi.ts";
+import { pageOf, pageQuery } from "../http/pagination.ts";
+import { conflict, notFound } from "../http/problem.ts";
+import { defineRoute } from "../http/route.ts";
+import { newRouter } from "../http/router.ts";
+import type { Services } from "../services.ts";
+import { JobSchema, jobView } from "./view.ts";
+
+const tags = ["jobs"];
+const JobIdParam = z.object({
+  job_id: z.string().openapi({ param: { name: "job_id", in: "path" }, example: "job_4k9x2m7q0c1v8b3n5z6t" }),
+});
+const CrunchIdParam = z.object({
+  crunch_id: z
+    .string()
+    .openapi({ param: { name: "crunch_id", in: "path" }, example: "job_4k9x2m7q0c1v8b3n5z6t" }),
+});
+
+export const DIAGNOSTIC_KINDS = ["noop", "sleep"] as const;
+const CRUNCH_KINDS = ["crunch", "optimize"];
+
+const DiagnosticJobSchema = z
+  .strictObject({
+    kind: z
+      .enum(DIAGNOSTIC_KINDS)
+      .openapi({ description: "`noop` ends at once; `sleep` waits `payload.ms`." }),
+    payload: z
+      .strictObject({
+        ms: z.number().int().min(0).max(3_600_000).optional(),
+        uri: z.string().max(2048).optional().openapi({
+          description: "A location the job claims to touch (checked against the agent's allow list).",
+        }),
+        fail: z.boolean().optional(),
+        retryable: z.boolean().optional(),
+      })
+      .default({}),
+    priority: z.enum(["P1", "P2"]).default("P2"),
+    max_attempts: z.number().int().min(1).max(10).default(3),
+  })
+  .openapi("DiagnosticJobCreate");
+
+const cancelResponses = {
+  202: jsonResponse(
+    "The job is cancelled (it had not started) or cancelling (its agent was told to stop).",
+    JobSchema,
+  ),
+  404: problemResponse("No such job."),
+  409: problemResponse("The job already ended; the detail names its status."),
+};
+
+const list = defineRoute({
+  method: "get",
+  path: "/api/v1/jobs",
+  tags,
+  summary: "Jobs of every kind, newest first",
+  access: access.read("agents"),
+  request: {
+    query: pageQuery(100, 1000).extend({
+      kind: z.string().max(64).optional(),
+      status: z.enum(JOB_STATUSES).optional(),
+      table_id: z.string().max(64).optional(),
+    }),
+  },
+  responses: { 200: jsonResponse("A page of jobs.", pageOf(JobSchema, "JobPage")) },
+});
+
+const get = defineRoute({
+  method: "get",
+  path: "/api/v1/jobs/{job_id}",
+  tags,
+  summary: "One job, with why it waits when it is queued",
+  access: access.read("agents"),
+  request: { params: JobIdParam },
+  responses: { 200: jsonResponse("The job.", JobSchema), 404: problemResponse("No such job.") },
+});
+
+const create = defineRoute({
+  method: "post",
+  path: "/api/v1/jobs",
+  tags,
+  summary: "Enqueue a diagnostic job (noop or sleep)",
+  description:
+    "Checks the path from the control plane to the agents: the job is offered to an agent that announced its kind.",
+  access: access.admin("agents:write"),
+  request: { body: jsonBody(DiagnosticJobSchema) },
+  responses: { 201: jsonResponse("The queued job.", JobSchema) },
+});
+
+const cancel = defineRoute({
+  method: "post",
+  path: "/api/v1/jobs/{job_id}/cancel",
+  tags,
+  summary: "Cancel a job of any kind",
+  description:
+    "A queued (or offered, not yet started) job ends `cancelled` at once. A running job becomes `cancelling`: " +
+    "its agent is told to stop without committing, and the job ends `cancelled` when the agent confirms or its lease lapses.",
+  access: access.write("agents"),
+  request: { params: JobIdParam },
+  responses: cancelResponses,
+});
+
+const cancelCrunch = defineRoute({
+  method: "post",
+  path: "/api/v1/crunch/{crunch_id}/cancel",
+  tags: ["crunch"],
+  summary: "Cancel a crunch or optimize job",
+  description:
+    "Same semantics as `POST /api/v1/jobs/{job_id}/cancel`; 404 unless the id is a crunch or optimize job.",
+  access: access.write("crunch"),
+  request: { params: CrunchIdParam },
+  responses: cancelResponses,
+});
+
+async function cancelJob(services: Services, id: string, kinds?: readonly string[]) {
+  const job = await services.jobs.get(id);
+  if (!job || (kinds && !kinds.includes(job.kind))) throw notFound(kinds ? "crunch job" : "job", id);
+  const outcome = await services.jobs.cancel(id);
+  if (!outcome) throw notFound("job", id);
+  if (outcome.notify)
+    services.hub.cancel(outcome.notify.agentId, id, outcome.notify.fence, "cancel requested");
+  else if (outcome.job.status !== "cancelled" && outcome.job.status !== "cancelling")
+    throw conflict(
+      `Job '${id}' is already ${outcome.job.status}; only queued or running jobs can be cancelled.`,
+    );
+  return jobView(outcome.job, [], services.clock.now());
+}
+
+export const jobRoutes = newRouter()
+  .openapi(list, async (c) => {
+    const q = c.req.valid("query");
+    const page = await c.var.services.jobs.list(
+      {
+        ...(q.kind ? { kinds: [q.kind] } : {}),
+        ...(q.status ? { status: q.status } : {}),
+        ...(q.table_id ? { tableId: q.table_id } : {}),
+      },
+      q.offset,
+      q.limit,
+    );
+    const abilities = await c.var.services.agents.connectedAbilities();
+    const now = c.var.services.clock.now();
+    return c.json({ ...page, items: page.items.map((j) => jobView(j, abilities, now)) }, 200);
+  })
+  .openapi(get, async (c) => {
+    const { job_id } = c.req.valid("param");
+    const job = await c.var.services.jobs.get(job_id);
+    if (!job) throw notFound("job", job_id);
+    const abilities = await c.var.services.agents.connectedAbilities();
+    return c.json(jobView(job, abilities, c.var.services.clock.now()), 200);
+  })
+  .openapi(create, async (c) => {
+    const body = c.req.valid("json");
+    const { job } = await c.var.services.jobs.enqueue({
+      kind: body.kind,
+      payload: body.payload,
+      priority: body.priority,
+      maxAttempts: body.max_attempts,
+      createdBy: principalId(c.var.principal),
+    });
+    const abilities = await c.var.services.agents.connectedAbilities();
+    return c.json(jobView(job, abilities, c.var.services.clock.now()), 201);
+  })
+  .openapi(cancel, async (c) => c.json(await cancelJob(c.var.services, c.req.valid("param").job_id), 202))
+  .openapi(cancelCrunch, async (c) =>
+    c.json(await cancelJob(c.var.services, c.req.valid("param").crunch_id, CRUNCH_KINDS), 202),
+  );

@@ -1,0 +1,88 @@
+/** The API's view of a job, shared by every route that returns jobs. */
+import { z } from "@hono/zod-openapi";
+import { JOB_STATUSES, type Job } from "../db/schema.ts";
+
+export const JobSchema = z
+  .object({
+    id: z.string(),
+    kind: z.string(),
+    status: z.enum(JOB_STATUSES).openapi({
+      description:
+        "queued → offered (to one agent, awaiting its ack) → running (leased) → succeeded, failed or cancelled. " +
+        "A running job asked to stop is `cancelling` until its agent confirms or its lease lapses.",
+    }),
+    priority: z.enum(["P1", "P2"]),
+    table_id: z.string().nullable(),
+    payload: z.record(z.string(), z.unknown()),
+    requires: z.array(z.string()),
+    attempt: z
+      .number()
+      .int()
+      .openapi({ description: "Leases granted so far (an unacknowledged offer does not count)." }),
+    max_attempts: z.number().int(),
+    agent_id: z
+      .string()
+      .nullable()
+      .openapi({ description: "The agent the job is offered or leased to, or that ran it last." }),
+    lease_expires_at: z.string().nullable(),
+    not_before: z
+      .string()
+      .openapi({ description: "A queued job is not offered before this (retry backoff)." }),
+    trigger: z.string(),
+    schedule_id: z.string().nullable(),
+    progress: z.record(z.string(), z.unknown()).nullable(),
+    result: z.record(z.string(), z.unknown()).nullable(),
+    error: z.string().nullable(),
+    waiting_for: z.string().nullable().openapi({
+      description:
+        "Why a queued job is not being offered, e.g. no connected agent handles its kind; null otherwise.",
+    }),
+    created_at: z.string(),
+    started_at: z.string().nullable(),
+    finished_at: z.string().nullable(),
+  })
+  .openapi("Job");
+
+export type JobView = z.infer<typeof JobSchema>;
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+/** What connected agents can do, to explain why a queued job waits. */
+export type Abilities = { kinds: string[]; capabilities: string[] }[];
+
+export function waitingFor(job: Job, abilities: Abilities, now: Date): string | null {
+  if (job.status !== "queued") return null;
+  if (job.notBefore > now) return `retry backoff until ${job.notBefore.toISOString()}`;
+  const kindOk = abilities.filter((a) => a.kinds.includes(job.kind));
+  if (kindOk.length === 0) return `no connected agent handles kind '${job.kind}'`;
+  const missing = job.requires.filter((r) => !kindOk.some((a) => a.capabilities.includes(r)));
+  if (missing.length > 0)
+    return `no connected agent for '${job.kind}' has capability ${missing.map((m) => `'${m}'`).join(", ")}`;
+  return "a free agent slot";
+}
+
+export function jobView(job: Job, abilities: Abilities, now: Date): JobView {
+  return {
+    id: job.id,
+    kind: job.kind,
+    status: job.status,
+    priority: job.priority,
+    table_id: job.tableId,
+    payload: job.payload,
+    requires: job.requires,
+    attempt: job.attempt,
+    max_attempts: job.maxAttempts,
+    agent_id: job.leaseOwner,
+    lease_expires_at: iso(job.leaseExpiresAt),
+    not_before: job.notBefore.toISOString(),
+    trigger: job.trigger,
+    schedule_id: job.scheduleId,
+    progress: job.progress,
+    result: job.result,
+    error: job.error,
+    waiting_for: waitingFor(job, abilities, now),
+    created_at: job.createdAt.toISOString(),
+    started_at: iso(job.startedAt),
+    finished_at: iso(job.finishedAt),
+  };
+}
