@@ -1,0 +1,73 @@
+/**
+ * Payloads and results of the jobs the control plane enqueues for tables: onboarding inspection,
+ * and the crunch, vacuum and partition-expiration runs its schedules fire. The control plane
+ * builds them; the agent parses them with these schemas before it starts work.
+ *
+ * @example
+ * const payload = ScheduledJobPayloadSchema.parse(offer.payload);
+ * console.log(payload.date_range.start, payload.date_range.end);
+ */
+import { z } from "zod";
+
+export const ONBOARDING_KIND = "onboarding";
+/** Job kinds a table schedule can fire; the schedule's `job_type` is the job's kind. */
+export const SCHEDULED_JOB_KINDS = ["crunch", "vacuum", "partition_expiration"] as const;
+export type ScheduledJobKind = (typeof SCHEDULED_JOB_KINDS)[number];
+
+/** A calendar date, `YYYY-MM-DD`, that exists (no 2026-02-30). */
+export const IsoDateSchema = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, "a date as YYYY-MM-DD")
+  .refine((s) => new Date(`${s}T00:00:00Z`).toISOString().startsWith(s), "not a calendar date");
+
+/** Inclusive range of partition dates a job works on; `start` is never after `end`. */
+export const DateRangeSchema = z
+  .object({ start: IsoDateSchema, end: IsoDateSchema })
+  .refine((r) => r.start <= r.end, { message: "start must not be after end", path: ["start"] });
+export type DateRange = z.infer<typeof DateRangeSchema>;
+
+const tableRef = {
+  table_id: z.string().min(1),
+  /** `<scheme>://<bucket>/<path>` of the table's data. */
+  uri: z.string().min(1),
+  format: z.enum(["delta", "iceberg", "hive"]),
+};
+
+/** Onboarding: inspect the table at `uri` and report its recipe. */
+export const OnboardingPayloadSchema = z.object(tableRef);
+export type OnboardingPayload = z.infer<typeof OnboardingPayloadSchema>;
+
+/**
+ * What onboarding found, reported as the job's `result` on success; the control plane stores it as
+ * the table's recipe. A failure is reported as the job's `error` (the reason shown to the user).
+ */
+export const OnboardingRecipeSchema = z.object({
+  partition_columns: z.array(z.string()),
+  /** How partition values are laid out, for example `date=YYYY-MM-DD/hour=HH`; null if unpartitioned. */
+  partition_pattern: z.string().nullable(),
+  /** The column date ranges filter on; null when the table has none. */
+  date_filter_column: z.string().nullable(),
+  cluster_columns: z.array(z.string()),
+  /** Low-cardinality columns whose values were enumerated. */
+  enumerated_columns: z.array(z.string()),
+});
+export type OnboardingRecipeResult = z.infer<typeof OnboardingRecipeSchema>;
+
+/**
+ * A crunch, vacuum or partition-expiration job fired by a schedule. Daily schedules cover
+ * `[slot - lookback_start, slot - lookback_end]`, where the slot is the UTC date the run belongs
+ * to; a backfill covers its configured dates on `backfill_col`, once.
+ */
+export const ScheduledJobPayloadSchema = z.object({
+  ...tableRef,
+  schedule_id: z.string().min(1),
+  date_range: DateRangeSchema,
+  /** Present on backfill runs only: the partition column the range applies to. */
+  backfill_col: z.string().min(1).optional(),
+});
+export type ScheduledJobPayload = z.infer<typeof ScheduledJobPayloadSchema>;
+
+/** The idempotency key of a schedule's run: one job per schedule and slot, ever. */
+export function scheduleDedupeKey(scheduleId: string, slot: string): string {
+  return `schedule:${scheduleId}:${slot}`;
+}
