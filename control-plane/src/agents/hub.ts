@@ -184,8 +184,9 @@ export class LocalHub implements Hub {
         return;
       }
       case "reject": {
-        const outcome = await this.jobs.reject(agentId, message.job_id, message.fence);
+        // Quiet first: the reject itself pokes a round, which must not offer the job straight back.
         session.quietUntil = this.clock.now().getTime() + REJECT_QUIET_MS;
+        const outcome = await this.jobs.reject(agentId, message.job_id, message.fence);
         this.options.later?.(REJECT_QUIET_MS, () => this.poke());
         if (outcome.kind === "refused") this.refuse(session, message.job_id, message.fence, outcome.reason);
         return;

@@ -7,6 +7,7 @@ import { z } from "@hono/zod-openapi";
 import { access, principalId } from "../auth/access.ts";
 import { AGENT_STATUSES } from "../db/schema.ts";
 import { jsonBody, jsonResponse, problemResponse } from "../http/openapi.ts";
+import { pageOf, pageQuery } from "../http/pagination.ts";
 import { ApiError, unauthorized } from "../http/problem.ts";
 import { defineRoute } from "../http/route.ts";
 import { newRouter } from "../http/router.ts";
@@ -47,12 +48,8 @@ const list = defineRoute({
   tags,
   summary: "Agents with their status and the jobs they hold",
   access: access.read("agents"),
-  responses: {
-    200: jsonResponse(
-      "Agents, newest first.",
-      z.object({ items: z.array(AgentSchema) }).openapi("AgentList"),
-    ),
-  },
+  request: { query: pageQuery(100, 1000) },
+  responses: { 200: jsonResponse("Agents, newest first.", pageOf(AgentSchema, "AgentList")) },
 });
 
 const get = defineRoute({
@@ -112,7 +109,10 @@ const connect = defineRoute({
 });
 
 export const agentRoutes = newRouter()
-  .openapi(list, async (c) => c.json({ items: await c.var.services.agents.list() }, 200))
+  .openapi(list, async (c) => {
+    const { offset, limit } = c.req.valid("query");
+    return c.json(await c.var.services.agents.list(offset, limit), 200);
+  })
   .openapi(connect, async (c) => {
     const header = c.req.header("authorization") ?? "";
     const token = /^Bearer (\S+)$/.exec(header.trim())?.[1];

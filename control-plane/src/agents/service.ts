@@ -6,10 +6,11 @@
  */
 import { type Clock, newId, randomSecret } from "@lakesmith/shared";
 import type { Hello } from "@lakesmith/shared/protocol";
-import { and, desc, eq, inArray, isNull, ne } from "drizzle-orm";
+import { and, count, desc, eq, inArray, isNull, ne } from "drizzle-orm";
 import { sha256Hex } from "../auth/crypto.ts";
 import type { Db } from "../db/index.ts";
 import { type Agent, type AgentStatus, agents, jobs } from "../db/schema.ts";
+import type { Page } from "../http/pagination.ts";
 import { notFound } from "../http/problem.ts";
 
 export const AGENT_TOKEN_PREFIX = "lsa_";
@@ -64,13 +65,19 @@ export class AgentService {
     return agent;
   }
 
-  async list(): Promise<AgentView[]> {
-    const rows = await this.db
-      .select()
-      .from(agents)
-      .where(isNull(agents.revokedAt))
-      .orderBy(desc(agents.createdAt), agents.id);
-    return this.withJobs(rows);
+  async list(offset: number, limit: number): Promise<Page<AgentView>> {
+    const live = isNull(agents.revokedAt);
+    const [rows, [counted]] = await Promise.all([
+      this.db
+        .select()
+        .from(agents)
+        .where(live)
+        .orderBy(desc(agents.createdAt), agents.id)
+        .offset(offset)
+        .limit(limit),
+      this.db.select({ total: count() }).from(agents).where(live),
+    ]);
+    return { items: await this.withJobs(rows), total: counted?.total ?? 0, offset, limit };
   }
 
   async get(id: string): Promise<AgentView> {

@@ -126,7 +126,7 @@ async function cancelJob(services: Services, id: string, kinds?: readonly string
   if (!outcome) throw notFound("job", id);
   if (outcome.notify)
     services.hub.cancel(outcome.notify.agentId, id, outcome.notify.fence, "cancel requested");
-  else if (outcome.job.status !== "cancelled" && outcome.job.status !== "cancelling")
+  if (!outcome.changed)
     throw conflict(
       `Job '${id}' is already ${outcome.job.status}; only queued or running jobs can be cancelled.`,
     );

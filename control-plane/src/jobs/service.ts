@@ -395,7 +395,7 @@ export class JobService {
    */
   async cancel(
     jobId: string,
-  ): Promise<{ job: Job; notify?: { agentId: string; fence: number } } | undefined> {
+  ): Promise<{ job: Job; changed: boolean; notify?: { agentId: string; fence: number } } | undefined> {
     const now = this.clock.now();
     const [ended] = await this.db
       .update(jobs)
@@ -411,17 +411,19 @@ export class JobService {
       .returning();
     if (ended) {
       await this.runHooksFor([ended]);
-      return { job: ended };
+      return { job: ended, changed: true };
     }
     const [cancelling] = await this.db
       .update(jobs)
       .set({ status: "cancelling", updatedAt: now })
-      .where(and(eq(jobs.id, jobId), eq(jobs.status, "running")))
+      .where(and(eq(jobs.id, jobId), inArray(jobs.status, ["running", "cancelling"])))
       .returning();
-    if (cancelling?.leaseOwner)
-      return { job: cancelling, notify: { agentId: cancelling.leaseOwner, fence: cancelling.fence } };
+    if (cancelling?.leaseOwner) {
+      const notify = { agentId: cancelling.leaseOwner, fence: cancelling.fence };
+      return { job: cancelling, changed: true, notify };
+    }
     const job = await this.get(jobId);
-    return job ? { job } : undefined;
+    return job ? { job, changed: false } : undefined;
   }
 
   /**
