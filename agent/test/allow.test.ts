@@ -1,0 +1,83 @@
+import { describe, expect, it } from "vitest";
+import { AllowList, locationsIn, parseLocation } from "../src/allow.ts";
+
+describe("allow list", () => {
+  const allow = new AllowList(["file:///data", "s3://Lake/raw/"]);
+  const ok = (uri: string) => allow.check(uri).ok;
+
+  it("allows a prefix itself and what lies below it", () => {
+    expect(ok("file:///data")).toBe(true);
+    expect(ok("file:///data/")).toBe(true);
+    expect(ok("file:///data/t1/part-0.parquet")).toBe(true);
+    expect(ok("/data/t1")).toBe(true);
+    expect(ok("file://localhost/data/t1")).toBe(true);
+    expect(ok("s3://lake/raw")).toBe(true);
+    expect(ok("s3://lake/raw/2026/01/x.json")).toBe(true);
+    expect(ok("S3://LAKE/raw/x")).toBe(true);
+  });
+
+  it("never matches a sibling that merely shares the prefix's characters", () => {
+    expect(ok("file:///data2")).toBe(false);
+    expect(ok("file:///data2/t1")).toBe(false);
+    expect(ok("file:///dat")).toBe(false);
+    expect(ok("s3://lake/rawer/x")).toBe(false);
+    expect(ok("s3://lake-2/raw/x")).toBe(false);
+  });
+
+  it("normalises dot segments and escapes before comparing", () => {
+    expect(ok("file:///data/t1/../../etc/passwd")).toBe(false);
+    expect(ok("file:///data/../data2")).toBe(false);
+    expect(ok("file:///other/../data/t1")).toBe(true);
+    expect(ok("file:///data/./t1")).toBe(true);
+    expect(ok("file:///data/%2e%2e/etc")).toBe(false);
+    expect(ok("file:///data%2Ft1")).toBe(false);
+    expect(parseLocation("file:///a/b/../c").segments).toEqual(["a", "c"]);
+  });
+
+  it("refuses what it can't read with certainty, saying why", () => {
+    expect(allow.check("s3://lake/raw/../private/x")).toEqual({
+      ok: false,
+      reason: expect.stringContaining("'..' segment"),
+    });
+    expect(allow.check("file://evil-host/data/x")).toEqual({
+      ok: false,
+      reason: expect.stringContaining("must be local"),
+    });
+    expect(allow.check("gs://lake/raw")).toEqual({
+      ok: false,
+      reason: expect.stringContaining("scheme 'gs'"),
+    });
+    expect(allow.check("data/t1")).toEqual({ ok: false, reason: expect.stringContaining("is not a URI") });
+    expect(allow.check("file:///data/t1?x=1").ok).toBe(false);
+    expect(allow.check("file:///data\\..\\x").ok).toBe(false);
+  });
+
+  it("explains a refusal with the allowed prefixes and the flag to change", () => {
+    const verdict = allow.check("file:///elsewhere/t");
+    expect(verdict).toEqual({
+      ok: false,
+      reason:
+        "location 'file:///elsewhere/t' is outside this agent's allow list (file:///data, s3://lake/raw); " +
+        "add a prefix with --allow to permit it",
+    });
+  });
+
+  it("allows nothing when empty, and announces the schemes it allows", () => {
+    expect(new AllowList([]).check("file:///data").ok).toBe(false);
+    expect(allow.schemes()).toEqual(["file", "s3"]);
+    expect(new AllowList(["file:///x"]).schemes()).toEqual(["file"]);
+  });
+
+  it("finds locations in a payload by key and by shape, at any depth", () => {
+    expect(
+      locationsIn({
+        uri: "s3://b/t",
+        ms: 5,
+        nested: { source_uri: "relative/x", note: "file:///x/y", list: ["gs://g/z", "plain"] },
+        locations: ["/abs/a", "/abs/b"],
+        name: "table",
+      }).sort(),
+    ).toEqual(["/abs/a", "/abs/b", "file:///x/y", "gs://g/z", "relative/x", "s3://b/t"]);
+    expect(locationsIn({ ms: 10 })).toEqual([]);
+  });
+});

@@ -1,0 +1,126 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadCliConfig } from "../src/config.ts";
+
+const base = ["--control-plane", "http://cp:8787/", "--token", "lsa_flag"];
+
+function configFile(content: unknown): string {
+  const dir = mkdtempSync(join(tmpdir(), "agent-config-"));
+  const path = join(dir, "agent.json");
+  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
+  return path;
+}
+
+function run(argv: string[], env: Record<string, string> = {}) {
+  const command = loadCliConfig(argv, env);
+  if (command.command !== "run") throw new Error(`expected run, got ${command.command}`);
+  return command.config;
+}
+
+function errorOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("agent configuration", () => {
+  it("applies defaults and trims the control plane URL", () => {
+    const config = run(base);
+    expect(config.control_plane).toBe("http://cp:8787");
+    expect(config.token).toBe("lsa_flag");
+    expect(config.concurrency).toBe(2);
+    expect(config.allow).toEqual([]);
+    expect(config.metrics_port).toBeUndefined();
+  });
+
+  it("reads every option from the environment, the allow list comma-separated", () => {
+    const config = run([], {
+      LAKESMITH_CONTROL_PLANE: "https://plane.example",
+      LAKESMITH_AGENT_TOKEN: "lsa_env",
+      LAKESMITH_AGENT_CONCURRENCY: "8",
+      LAKESMITH_AGENT_ALLOW: "file:///lake, s3://bucket/raw",
+      LAKESMITH_AGENT_METRICS_PORT: "9464",
+      LAKESMITH_AGENT_SCRATCH: "/var/tmp/scratch",
+    });
+    expect(config).toMatchObject({
+      control_plane: "https://plane.example",
+      token: "lsa_env",
+      concurrency: 8,
+      allow: ["file:///lake", "s3://bucket/raw"],
+      metrics_port: 9464,
+      scratch: "/var/tmp/scratch",
+    });
+  });
+
+  it("ranks flags over environment over config file over defaults", () => {
+    const file = configFile({
+      control_plane: "http://file:1",
+      token: "lsa_file",
+      concurrency: 3,
+      scratch: "/from/file",
+      allow: "file:///from-file",
+    });
+    const config = run(
+      ["--config", file, "--concurrency", "5", "--allow", "file:///a", "--allow", "file:///b"],
+      {
+        LAKESMITH_AGENT_TOKEN: "lsa_env",
+        LAKESMITH_AGENT_CONCURRENCY: "4",
+        LAKESMITH_AGENT_ALLOW: "file:///from-env",
+      },
+    );
+    expect(config.control_plane).toBe("http://file:1");
+    expect(config.token).toBe("lsa_env");
+    expect(config.concurrency).toBe(5);
+    expect(config.scratch).toBe("/from/file");
+    expect(config.allow).toEqual(["file:///a", "file:///b"]);
+    expect(config.drain_timeout_ms).toBe(60_000);
+  });
+
+  it("finds the config file through LAKESMITH_AGENT_CONFIG", () => {
+    const file = configFile({ control_plane: "http://file:1", token: "lsa_file" });
+    expect(run([], { LAKESMITH_AGENT_CONFIG: file }).token).toBe("lsa_file");
+  });
+
+  it("names each missing or bad value by where it came from", () => {
+    const message = errorOf(() =>
+      loadCliConfig(["--concurrency", "zero"], { LAKESMITH_AGENT_METRICS_PORT: "70000" }),
+    );
+    expect(message).toContain("--control-plane (or LAKESMITH_CONTROL_PLANE): is required");
+    expect(message).toContain("--token (or LAKESMITH_AGENT_TOKEN): is required");
+    expect(message).toContain("--concurrency: must be a whole number");
+    expect(message).toContain("LAKESMITH_AGENT_METRICS_PORT:");
+  });
+
+  it("rejects a control plane URL that is not http(s) or ws(s)", () => {
+    expect(errorOf(() => run(["--control-plane", "ftp://cp", "--token", "t"]))).toContain(
+      "must be an http(s) or ws(s) URL",
+    );
+  });
+
+  it("rejects an allow prefix it cannot read with the reason", () => {
+    expect(errorOf(() => run([...base, "--allow", "gs://bucket/x"]))).toContain(
+      "allow prefix 'gs://bucket/x' uses the scheme 'gs'",
+    );
+    expect(errorOf(() => run([...base, "--allow", "relative/dir"]))).toContain("allow prefix 'relative/dir'");
+  });
+
+  it("rejects unknown flags, unknown file keys and files that are not JSON objects", () => {
+    expect(errorOf(() => loadCliConfig([...base, "--concurency", "2"], {}))).toContain("--concurency");
+    expect(errorOf(() => run(["--config", configFile({ tokn: "x" })]))).toContain("unknown key tokn");
+    expect(errorOf(() => run(["--config", configFile("{not json")]))).toContain("is not valid JSON");
+    expect(errorOf(() => run(["--config", configFile([1])]))).toContain("must hold one JSON object");
+    expect(errorOf(() => run(["--config", "/no/such/file.json"]))).toContain("ENOENT");
+  });
+
+  it("answers --help and --print-config without a token in the output", () => {
+    expect(loadCliConfig(["--help"], {}).command).toBe("help");
+    const printed = loadCliConfig([...base, "--print-config"], {});
+    expect(printed.command).toBe("print-config");
+  });
+});
