@@ -6,41 +6,18 @@
  * The app is built once per isolate and the first-start bootstrap runs once per isolate before the
  * first request; it is idempotent, so isolates racing on an empty database are harmless.
  */
-import { createClient } from "@libsql/client/web";
-import { drizzle as drizzleD1 } from "drizzle-orm/d1";
-import { drizzle as drizzleLibsql } from "drizzle-orm/libsql/web";
+import { AgentHub, ForwardingHub, workerAgentGateway } from "./adapter/worker-agent-hub.ts";
+import { openWorkerDatabase, type WorkerEnv } from "./adapter/worker-db.ts";
 import { type App, buildApp } from "./app.ts";
 import { bootstrap, describeGenerated } from "./bootstrap/bootstrap.ts";
-import type { Db } from "./db/index.ts";
-import * as schema from "./db/schema.ts";
 import type { DocsAssets } from "./docs/assets.ts";
 import { problemResponse } from "./http/problem.ts";
 import { createServices } from "./services.ts";
 
-export interface WorkerEnv {
-  DB?: D1Database;
-  ASSETS?: Fetcher;
-  LAKESMITH_DB_URL?: string;
-  LAKESMITH_DB_AUTH_TOKEN?: string;
-  LAKESMITH_JWT_SECRET?: string;
-  LAKESMITH_ADMIN_PASSWORD?: string;
-  LAKESMITH_ADMIN_API_KEY?: string;
-  LAKESMITH_BREAKGLASS_PASSWORD?: string;
-}
+export type { WorkerEnv };
+export { AgentHub };
 
 let ready: Promise<App> | undefined;
-
-function openDatabase(env: WorkerEnv): Db {
-  if (env.DB) return drizzleD1(env.DB, { schema }) as unknown as Db;
-  if (env.LAKESMITH_DB_URL) {
-    const client = createClient({
-      url: env.LAKESMITH_DB_URL,
-      ...(env.LAKESMITH_DB_AUTH_TOKEN ? { authToken: env.LAKESMITH_DB_AUTH_TOKEN } : {}),
-    });
-    return drizzleLibsql(client, { schema }) as unknown as Db;
-  }
-  throw new Error("No database: bind a D1 database as DB or set the LAKESMITH_DB_URL secret.");
-}
 
 function assetsFrom(env: WorkerEnv): DocsAssets | undefined {
   const assets = env.ASSETS;
@@ -53,9 +30,17 @@ function assetsFrom(env: WorkerEnv): DocsAssets | undefined {
   };
 }
 
+/** Calls to the agent hub made while serving; each request waits for them with `waitUntil`. */
+let hub: ForwardingHub | undefined;
+
 async function start(env: WorkerEnv): Promise<App> {
+  hub = new ForwardingHub(env);
+  const forwarding = hub;
+  const gateway = workerAgentGateway(env);
   const services = createServices({
-    db: openDatabase(env),
+    db: openWorkerDatabase(env),
+    hub: () => forwarding,
+    ...(gateway ? { agentGateway: () => gateway } : {}),
     ...(env.LAKESMITH_JWT_SECRET ? { jwtSecret: env.LAKESMITH_JWT_SECRET } : {}),
     ...(assetsFrom(env) ? { docsAssets: assetsFrom(env) } : {}),
   });
@@ -77,7 +62,9 @@ export default {
         throw err;
       });
       const app = await ready;
-      return app.fetch(request, env, ctx);
+      const response = await app.fetch(request, env, ctx);
+      if (hub) ctx.waitUntil(hub.flush());
+      return response;
     } catch (err) {
       console.error("[lakesmith] start-up failed:", err);
       return problemResponse(503, "The control plane could not start; see the Worker log.");

@@ -116,6 +116,11 @@ export class LocalHub implements Hub {
     await this.agents.disconnected(agentId, new Date(session.state.connectedAt));
   }
 
+  /** What the session of this agent remembers now (the Durable Object stores it on its socket). */
+  sessionState(agentId: string): SessionState | undefined {
+    return this.sessions.get(agentId)?.state;
+  }
+
   connectedCount(): number {
     return this.sessions.size;
   }
@@ -195,7 +200,7 @@ export class LocalHub implements Hub {
         return this.extend(session, message.job_id, message.fence, message.progress);
       case "heartbeat":
         for (const lease of message.leases) await this.extend(session, lease.job_id, lease.fence);
-        if (message.leases.length === 0) await this.agents.seen([agentId]);
+        await this.agents.seen([agentId]);
         return;
       case "result": {
         const outcome = await this.jobs.complete(agentId, message.job_id, message.fence, message.outcome, {
