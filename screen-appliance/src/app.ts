@@ -12,13 +12,20 @@ import type { z } from "zod";
 import { ApiError, handleError, problemResponse } from "./http/problem.ts";
 import type { LicenseState } from "./license/license.ts";
 import type { Metrics } from "./metrics.ts";
+import type { MountedModelInfo } from "./ner/mounted/load.ts";
 import { RevealRequest, ScreenRequest } from "./screen/schema.ts";
 import { type ScreenDeps, screen } from "./screen/service.ts";
 import { reveal } from "./transform/transform.ts";
 
+/** Which PERSON_NAME model answers: the built-in one, or a mounted Hugging Face directory. */
+export type PersonNameModelInfo =
+  | { source: "built-in"; name: string; file: string }
+  | ({ source: "mounted" } & MountedModelInfo);
+
 export interface RuntimeInfo {
   executionProvider: string;
   models: { name: string; file: string }[];
+  personNameModel: PersonNameModelInfo;
   /** Why CUDA was not used, when it was tried. */
   cudaFallbackReason?: string;
 }
@@ -68,6 +75,7 @@ export function createApp(deps: AppDeps) {
       executionProvider: deps.runtime.executionProvider,
       ...(deps.runtime.cudaFallbackReason ? { cudaFallbackReason: deps.runtime.cudaFallbackReason } : {}),
       models: deps.runtime.models,
+      personNameModel: deps.runtime.personNameModel,
     });
   });
 

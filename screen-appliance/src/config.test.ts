@@ -19,12 +19,18 @@ describe("configuration", () => {
       PORT: "9000",
       SCREEN_MAX_BODY_BYTES: "2048",
       SCREEN_EXECUTION_PROVIDER: "cpu",
+      SCREEN_NER_MODEL_DIR: "/models/ner",
     });
     expect(config).toMatchObject({
       PORT: 9000,
       SCREEN_MAX_BODY_BYTES: 2048,
       SCREEN_EXECUTION_PROVIDER: "cpu",
+      SCREEN_NER_MODEL_DIR: "/models/ner",
     });
+  });
+
+  it("reads an empty SCREEN_NER_MODEL_DIR as unset, so the built-in name model is used", () => {
+    expect(parseConfig({ SCREEN_NER_MODEL_DIR: "" }).SCREEN_NER_MODEL_DIR).toBeUndefined();
   });
 
   it("refuses a start with an invalid value, naming the variable", () => {

@@ -19,6 +19,14 @@ const Env = z.object({
   SCREEN_EXECUTION_PROVIDER: z.enum(["auto", "cuda", "cpu"]).default("auto"),
   /** Folder holding the `.onnx` models; defaults to the models shipped in the package. */
   SCREEN_MODEL_DIR: z.string().optional(),
+  /**
+   * A Hugging Face token-classification model directory (ONNX export) that replaces the built-in
+   * PERSON_NAME model; read offline at start. Empty means unset.
+   */
+  SCREEN_NER_MODEL_DIR: z
+    .string()
+    .optional()
+    .transform((v) => (v === "" ? undefined : v)),
 });
 export type ScreenConfig = z.infer<typeof Env>;
 

@@ -23,6 +23,15 @@ async function main(): Promise<void> {
   const models = await loadModels(
     config.SCREEN_MODEL_DIR ?? DEFAULT_MODEL_DIR,
     config.SCREEN_EXECUTION_PROVIDER,
+    {
+      nerModelDir: config.SCREEN_NER_MODEL_DIR,
+    },
+  );
+  const names = models.runtime.personNameModel;
+  console.log(
+    names.source === "mounted"
+      ? `[screen] PERSON_NAME model: mounted ${names.name} from ${names.directory} (${names.tokenizerModel} tokenizer, ${names.maxTokens} tokens per window, person labels ${names.personLabels.join(" ")})`
+      : `[screen] PERSON_NAME model: built-in ${names.file}`,
   );
   if (models.fallbackReason) console.log(`[screen] CUDA unavailable, using CPU: ${models.fallbackReason}`);
   console.log(`[screen] execution provider: ${models.runtime.executionProvider}`);

@@ -7,9 +7,12 @@ describe("GET /health and GET /metrics", () => {
     const health = (await (await app.request("/health")).json()) as {
       executionProvider: string;
       models: { name: string; executionProvider: string }[];
+      personNameModel: { source: string; name: string; file: string };
     };
     expect(health.executionProvider).toBe("cpu");
     expect(health.models.map((m) => m.name)).toEqual(["person-ner", "bias", "toxicity"]);
+    expect(health.personNameModel).toMatchObject({ source: "built-in", name: "person-ner" });
+    expect(health.personNameModel.file).toMatch(/models\/person-ner\.onnx$/);
   });
 
   it("exposes request counts, latency and findings in Prometheus format", async () => {

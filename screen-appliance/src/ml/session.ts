@@ -14,7 +14,19 @@ export interface OpenedSession {
   fallbackReason?: string;
 }
 
-export async function openSession(path: string, preference: ProviderPreference): Promise<OpenedSession> {
+export interface SessionOptions {
+  /**
+   * CPU threads per run; 0 lets ONNX Runtime use every core. The built-in models are small and run
+   * with 1 (many requests at once); a mounted transformer is large enough to gain from more.
+   */
+  cpuThreads?: number;
+}
+
+export async function openSession(
+  path: string,
+  preference: ProviderPreference,
+  options: SessionOptions = {},
+): Promise<OpenedSession> {
   let fallbackReason: string | undefined;
   if (preference !== "cpu") {
     // ORT prints a multi-line native error when the CUDA library is missing; on `auto` that is
@@ -36,7 +48,7 @@ export async function openSession(path: string, preference: ProviderPreference):
   const session = await ort.InferenceSession.create(path, {
     executionProviders: ["cpu"],
     // Requests are small and many run at once; one thread per session avoids oversubscription.
-    intraOpNumThreads: 1,
+    intraOpNumThreads: options.cpuThreads ?? 1,
     interOpNumThreads: 1,
   });
   return { session, provider: "cpu", ...(fallbackReason ? { fallbackReason } : {}) };
