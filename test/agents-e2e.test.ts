@@ -1,0 +1,181 @@
+/**
+ * Agents and job leasing end to end: a real Node control plane (libSQL file, real WebSockets) and
+ * real agents, in this process or as `lakesmith-agent` child processes. Lease timings are short
+ * (support/plane.ts) so a lapse takes about two seconds. Handler runs are counted per job, so
+ * "exactly once" is checked where the work happens, not only in the job's record.
+ */
+
+import { afterEach, describe, expect, it } from "vitest";
+import type { Agent } from "../agent/src/agent.ts";
+import { type ChildAgent, newRunLog, spawnAgent, startAgent } from "./support/agents.ts";
+import { eventually, FAST_TIMINGS, startPlane, type TestPlane } from "./support/plane.ts";
+
+let plane: TestPlane | undefined;
+const agents: Agent[] = [];
+const children: ChildAgent[] = [];
+
+afterEach(async () => {
+  for (const c of children.splice(0)) if (c.child.exitCode === null) c.child.kill("SIGKILL");
+  await Promise.all(agents.splice(0).map((a) => a.stop()));
+  await plane?.stop();
+  plane = undefined;
+});
+
+async function agent(p: TestPlane, log = newRunLog(), options: Parameters<typeof startAgent>[3] = {}) {
+  const { token } = await p.createAgentToken();
+  const a = await startAgent(p.url, token, log, options);
+  agents.push(a);
+  await eventually(() => (a.connected ? true : undefined), 5000, "the agent's session");
+  return { agent: a, log };
+}
+
+function childAgent(p: TestPlane, token: string, env: Record<string, string> = {}): ChildAgent {
+  const c = spawnAgent({
+    LAKESMITH_CONTROL_PLANE: p.url,
+    LAKESMITH_AGENT_TOKEN: token,
+    LAKESMITH_AGENT_CONCURRENCY: "1",
+    ...env,
+  });
+  children.push(c);
+  return c;
+}
+
+describe("agents and job leasing over WebSockets", () => {
+  it("pushes an offer on enqueue, runs the job once, and it succeeds", async () => {
+    // The hub's own dispatch timer is a minute: only the push on enqueue can deliver in time.
+    plane = await startPlane({ dispatchIntervalMs: 60_000 });
+    const { log } = await agent(plane);
+    const started = Date.now();
+    const id = await plane.enqueue("noop");
+    const job = await plane.waitForJob(id, ["succeeded", "failed"], 3000);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(job).toMatchObject({ status: "succeeded", attempt: 1, result: { ok: true } });
+    expect(log.runs.get(id)).toBe(1);
+  });
+
+  it("re-leases the job of a SIGKILLed agent once its lease lapses, and another agent finishes it", async () => {
+    plane = await startPlane();
+    const first = await plane.createAgentToken("doomed");
+    const doomed = childAgent(plane, first.token);
+    const id = await plane.enqueue("sleep", { ms: 1500 });
+    await doomed.waitForLog((l) => l.msg === "job started" && l.job_id === id);
+    expect((await plane.job(id)).agent_id).toBe(first.id);
+    doomed.child.kill("SIGKILL");
+    await doomed.exited;
+
+    const { log } = await agent(plane);
+    const job = await plane.waitForJob(id, ["succeeded", "failed"], 10_000);
+    expect(job.status).toBe("succeeded");
+    expect(job.attempt).toBe(2);
+    expect(job.agent_id).not.toBe(first.id);
+    expect(log.runs.get(id)).toBe(1);
+  });
+
+  it("keeps a running job's lease across a control plane restart; the job succeeds once", async () => {
+    plane = await startPlane();
+    const { agent: a, log } = await agent(plane);
+    const id = await plane.enqueue("sleep", { ms: 1500 });
+    await plane.waitForJob(id, ["running"]);
+    const reconnectsBefore = (await a.metrics.reconnects.get()).values[0]?.value ?? 0;
+
+    await plane.restart();
+    await eventually(() => (a.connected ? true : undefined), 5000, "the agent to reconnect");
+    const job = await plane.waitForJob(id, ["succeeded", "failed"], 10_000);
+    expect(job).toMatchObject({ status: "succeeded", attempt: 1 });
+    expect(log.runs.get(id)).toBe(1);
+    expect((await a.metrics.reconnects.get()).values[0]?.value).toBeGreaterThan(reconnectsBefore);
+  });
+
+  it("cancels an in-flight sleep: the handler is aborted and the job ends cancelled", async () => {
+    plane = await startPlane();
+    const { log } = await agent(plane);
+    const id = await plane.enqueue("sleep", { ms: 60_000 });
+    await plane.waitForJob(id, ["running"]);
+    await eventually(() => (log.runs.get(id) ? true : undefined), 5000, "the handler to start");
+    const started = Date.now();
+    const res = await plane.api("POST", `/api/v1/jobs/${id}/cancel`);
+    expect(res.status).toBe(202);
+    const job = await plane.waitForJob(id, ["cancelled", "succeeded", "failed"], 5000);
+    expect(job.status).toBe("cancelled");
+    expect(Date.now() - started).toBeLessThan(FAST_TIMINGS.leaseMs);
+    expect(log.aborted.has(id)).toBe(true);
+    expect(log.runs.get(id)).toBe(1);
+  });
+
+  it("drains on SIGTERM: finishes what it can in the grace period, releases the rest, exits 0", async () => {
+    plane = await startPlane();
+    const { token } = await plane.createAgentToken("drainer");
+    const drainer = childAgent(plane, token, {
+      LAKESMITH_AGENT_CONCURRENCY: "2",
+      LAKESMITH_AGENT_DRAIN_TIMEOUT_MS: "1200",
+    });
+    const short = await plane.enqueue("sleep", { ms: 600 });
+    const long = await plane.enqueue("sleep", { ms: 60_000 });
+    for (const id of [short, long])
+      await drainer.waitForLog((l) => l.msg === "job started" && l.job_id === id);
+
+    drainer.child.kill("SIGTERM");
+    await drainer.waitForLog((l) => l.msg === "draining: taking no new jobs");
+    const late = await plane.enqueue("noop");
+    expect(await drainer.exited).toBe(0);
+
+    expect((await plane.job(short)).status).toBe("succeeded");
+    const released = await plane.job(long);
+    expect(released).toMatchObject({ status: "queued", attempt: 0 });
+    expect(released.error).toContain("released by the agent");
+    // Nothing was offered to the draining agent after it said so.
+    expect((await plane.job(late)).status).toBe("queued");
+    expect(drainer.logs().some((l) => l.msg === "job started" && l.job_id === late)).toBe(false);
+  });
+
+  it("fails a job whose location is outside the allow list, with the reason, before the handler runs", async () => {
+    plane = await startPlane();
+    const { log } = await agent(plane, newRunLog(), { allow: ["file:///srv/lake"] });
+    const outside = await plane.enqueue("noop", { uri: "file:///srv/lake2/orders" });
+    const climbing = await plane.enqueue("noop", { uri: "file:///srv/lake/../secrets" });
+    const inside = await plane.enqueue("noop", { uri: "file:///srv/lake/orders" });
+
+    const refused = await plane.waitForJob(outside, ["succeeded", "failed"]);
+    expect(refused.status).toBe("failed");
+    expect(refused.attempt).toBe(1);
+    expect(refused.error).toContain("location 'file:///srv/lake2/orders' is outside this agent's allow list");
+    expect((await plane.waitForJob(climbing, ["succeeded", "failed"])).status).toBe("failed");
+    expect((await plane.waitForJob(inside, ["succeeded", "failed"])).status).toBe("succeeded");
+    expect(log.runs.has(outside)).toBe(false);
+    expect(log.runs.has(climbing)).toBe(false);
+    expect(log.runs.get(inside)).toBe(1);
+  });
+
+  it("stops reconnecting when its token is revoked and exits non-zero, saying why", async () => {
+    plane = await startPlane();
+    const { id, token } = await plane.createAgentToken("revoked");
+    const c = childAgent(plane, token);
+    await c.waitForLog((l) => l.msg === "session established");
+    expect((await plane.api("DELETE", `/api/v1/agents/${id}`)).status).toBe(204);
+    expect(await c.exited).toBe(3);
+    const fatal = c.logs().find((l) => l.msg === "the control plane refused this agent; not reconnecting");
+    expect(fatal?.reason).toContain("revoked");
+  });
+
+  it("runs 2,000 jobs on 20 agents: every job succeeds, each handler ran exactly once", async () => {
+    plane = await startPlane();
+    const log = newRunLog();
+    await Promise.all(Array.from({ length: 20 }, () => agent(plane as TestPlane, log, { concurrency: 4 })));
+    const ids: string[] = [];
+    for (let i = 0; i < 2000; i++)
+      ids.push((await plane.server.services.jobs.enqueue({ kind: "noop", payload: { n: i } })).job.id);
+
+    const jobs = plane.server.services.jobs;
+    await eventually(
+      async () => ((await jobs.list({ status: "succeeded" }, 0, 1)).total === 2000 ? true : undefined),
+      60_000,
+      "2,000 succeeded jobs",
+    );
+    expect((await jobs.list({}, 0, 1)).total).toBe(2000);
+    expect(log.runs.size).toBe(2000);
+    expect([...log.runs.values()].every((n) => n === 1)).toBe(true);
+    expect(ids.every((id) => log.runs.get(id) === 1)).toBe(true);
+    const held = new Set((await jobs.list({ status: "succeeded" }, 0, 2000)).items.map((j) => j.leaseOwner));
+    expect(held.size).toBeGreaterThan(10);
+  }, 90_000);
+});
