@@ -18,7 +18,11 @@ import { healthRoutes } from "./health/routes.ts";
 import { handleError, problemResponse } from "./http/problem.ts";
 import { newRouter } from "./http/router.ts";
 import { jobRoutes } from "./jobs/routes.ts";
+import { onboardingRoutes } from "./onboarding/routes.ts";
+import { scheduleRoutes } from "./schedules/routes.ts";
 import { type AppDeps, createServices, type Services } from "./services.ts";
+import { slotRoutes } from "./slots/routes.ts";
+import { tableRoutes } from "./tables/routes.ts";
 import { userRoutes } from "./users/routes.ts";
 
 /** Request bodies above this size get 413. */
@@ -56,6 +60,10 @@ export function buildApp(services: Services) {
   app.route("/", featureFlagRoutes);
   app.route("/", agentRoutes);
   app.route("/", jobRoutes);
+  app.route("/", tableRoutes);
+  app.route("/", scheduleRoutes);
+  app.route("/", onboardingRoutes);
+  app.route("/", slotRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

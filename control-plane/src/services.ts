@@ -13,6 +13,11 @@ import type { DocsAssets } from "./docs/assets.ts";
 import { FeatureFlagService } from "./feature-flags/service.ts";
 import { HealthService } from "./health/service.ts";
 import { DEFAULT_LEASE_TIMINGS, JobService, type LeaseTimings } from "./jobs/service.ts";
+import { OnboardingService } from "./onboarding/service.ts";
+import { Scheduler } from "./scheduler/scheduler.ts";
+import { ScheduleService } from "./schedules/service.ts";
+import { SlotService } from "./slots/service.ts";
+import { TableService } from "./tables/service.ts";
 import { UserService } from "./users/service.ts";
 
 /** What `createApp` needs from its runtime. */
@@ -51,6 +56,11 @@ export interface Services {
   health: HealthService;
   jobs: JobService;
   agents: AgentService;
+  tables: TableService;
+  schedules: ScheduleService;
+  onboarding: OnboardingService;
+  slots: SlotService;
+  scheduler: Scheduler;
   hub: Hub;
   agentGateway: AgentGateway | undefined;
   docsAssets: DocsAssets | undefined;
@@ -67,6 +77,9 @@ export function createServices(deps: AppDeps): Services {
   const agents = new AgentService(deps.db, clock, timings.heartbeatMs * 3);
   const hub = deps.hub ? deps.hub({ jobs, agents, clock }) : new LocalHub(jobs, agents, clock);
   jobs.onWork(() => hub.poke());
+  const onboarding = new OnboardingService(deps.db, clock, jobs);
+  const tables = new TableService(deps.db, clock, jobs, onboarding);
+  const slots = new SlotService(deps.db, config);
   const services: Services = {
     db: deps.db,
     clock,
@@ -78,6 +91,11 @@ export function createServices(deps: AppDeps): Services {
     health: new HealthService(deps.db),
     jobs,
     agents,
+    tables,
+    schedules: new ScheduleService(deps.db, clock, tables, slots),
+    onboarding,
+    slots,
+    scheduler: new Scheduler(deps.db, clock, jobs),
     hub,
     agentGateway: undefined,
     docsAssets: deps.docsAssets,

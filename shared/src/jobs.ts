@@ -17,8 +17,11 @@ export type ScheduledJobKind = (typeof SCHEDULED_JOB_KINDS)[number];
 /** A calendar date, `YYYY-MM-DD`, that exists (no 2026-02-30). */
 export const IsoDateSchema = z
   .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, "a date as YYYY-MM-DD")
-  .refine((s) => new Date(`${s}T00:00:00Z`).toISOString().startsWith(s), "not a calendar date");
+  .regex(/^\d{4}-\d{2}-\d{2}$/, { message: "a date as YYYY-MM-DD", abort: true })
+  .refine((s) => {
+    const at = Date.parse(`${s}T00:00:00Z`);
+    return !Number.isNaN(at) && new Date(at).toISOString().startsWith(s);
+  }, "not a calendar date");
 
 /** Inclusive range of partition dates a job works on; `start` is never after `end`. */
 export const DateRangeSchema = z
@@ -64,10 +67,36 @@ export const ScheduledJobPayloadSchema = z.object({
   date_range: DateRangeSchema,
   /** Present on backfill runs only: the partition column the range applies to. */
   backfill_col: z.string().min(1).optional(),
+  /** The slot this run belongs to (`YYYY-MM-DD` for daily runs); part of the job's dedupe key. */
+  slot: z.string().min(1).optional(),
+  /** The table's target file size, for crunch. */
+  target_file_size_mb: z.number().int().positive().optional(),
+  /** What onboarding found (partition pattern, date filter column, ...), so the agent need not look again. */
+  recipe: OnboardingRecipeSchema.nullable().optional(),
 });
 export type ScheduledJobPayload = z.infer<typeof ScheduledJobPayloadSchema>;
 
 /** The idempotency key of a schedule's run: one job per schedule and slot, ever. */
 export function scheduleDedupeKey(scheduleId: string, slot: string): string {
   return `schedule:${scheduleId}:${slot}`;
+}
+
+/**
+ * The slot of a backfill run: its column and range, so a backfill fires once per range and fires
+ * again only when its range or column is changed.
+ *
+ * @example backfillSlot("event_date", "2026-01-01", "2026-01-31") // "backfill:event_date:2026-01-01..2026-01-31"
+ */
+export function backfillSlot(column: string, start: string, end: string): string {
+  return `backfill:${column}:${start}..${end}`;
+}
+
+/**
+ * The URI scheme a job on a table requires of its agent (agents announce the schemes their allow
+ * list permits as capabilities).
+ *
+ * @example uriScheme("s3://lake/sales/orders") // "s3"
+ */
+export function uriScheme(uri: string): string {
+  return uri.slice(0, Math.max(0, uri.indexOf("://"))).toLowerCase();
 }

@@ -129,6 +129,13 @@ export const SETTINGS = {
     unit: "days",
     description: "A table must exist at least this long to qualify for optimization.",
   }),
+  schedules_per_slot: def({
+    schema: z.number().int().min(1).max(100_000),
+    default: 100,
+    unit: "schedules",
+    description:
+      "Capacity of one run_time_utc slot (HH:MM): how many enabled daily schedules may run at the same minute. GET /api/v1/slots/{run_time_utc} reports what is left; a schedule that would exceed it is refused with 409.",
+  }),
   default_partition_expiration_days: def({
     schema: z.number().int().min(1).max(36_500),
     default: 30,

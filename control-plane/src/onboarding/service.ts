@@ -1,0 +1,160 @@
+/**
+ * Onboarding: the control-plane side of inspecting a new table. Creating a table queues an
+ * `onboarding` job (status `pending`); an agent inspects the table and completes the job with the
+ * recipe it found, or fails it with a reason. The job's end moves the table, in the same batch as
+ * the job's own status change (a finish hook):
+ *
+ *   pending | retry ──job succeeded (valid recipe)──▶ active   (recipe stored, terminal)
+ *   pending | retry ──job failed or cancelled──────▶ failed   (reason stored)
+ *   failed ──POST /onboarding/{id}/retry──▶ retry             (a new onboarding job is queued)
+ *
+ * A job that fails with a retryable error and has attempts left goes back to the queue and the table
+ * stays pending. Only the table's latest onboarding job can move it, so a late result of an earlier
+ * job never overwrites a retry's.
+ */
+import { type Clock, newId } from "@lakesmith/shared";
+import {
+  ONBOARDING_KIND,
+  type OnboardingPayload,
+  OnboardingRecipeSchema,
+  uriScheme,
+} from "@lakesmith/shared/jobs";
+import { and, eq, inArray, isNull, type SQL } from "drizzle-orm";
+import type { Db } from "../db/index.ts";
+import { type Job, type LakeTable, lakeTables } from "../db/schema.ts";
+import { conflict, notFound } from "../http/problem.ts";
+import type { JobEnd, JobService } from "../jobs/service.ts";
+
+export interface OnboardingState {
+  table: LakeTable;
+  job: Job | undefined;
+}
+
+export class OnboardingService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly jobs: JobService,
+  ) {
+    jobs.onFinish(ONBOARDING_KIND, (job, end, ended) => this.finishStatements(job, end, ended));
+  }
+
+  /** A new onboarding job for a table, as an id and an insert to batch with the caller's writes. */
+  job(
+    table: Pick<LakeTable, "id" | "uri" | "format" | "priority">,
+    options: { trigger: string; createdBy: string | null; dedupeKey?: string },
+  ) {
+    const id = newId("job");
+    const payload: OnboardingPayload = { table_id: table.id, uri: table.uri, format: table.format };
+    const insert = this.jobs.insertStatement(
+      {
+        kind: ONBOARDING_KIND,
+        payload,
+        tableId: table.id,
+        priority: table.priority,
+        requires: [uriScheme(table.uri)],
+        trigger: options.trigger,
+        createdBy: options.createdBy,
+        dedupeKey: options.dedupeKey ?? null,
+      },
+      id,
+    );
+    return { id, insert };
+  }
+
+  async status(tableId: string): Promise<OnboardingState> {
+    const [table] = await this.db.select().from(lakeTables).where(eq(lakeTables.id, tableId));
+    if (!table) throw notFound("Table", tableId);
+    const job = table.onboardingJobId ? await this.jobs.get(table.onboardingJobId) : undefined;
+    return { table, job };
+  }
+
+  /** Queues onboarding again for a failed table; any other status is a 409 naming it. */
+  async retry(tableId: string, actor: string | null): Promise<OnboardingState> {
+    const { table } = await this.status(tableId);
+    if (table.onboardingStatus !== "failed") throw notRetryable(table);
+    const job = this.job(table, {
+      trigger: "onboarding_retry",
+      createdBy: actor,
+      // Two retries racing on the same failed job queue one new job between them.
+      dedupeKey: `onboarding:${table.id}:after:${table.onboardingJobId ?? "none"}`,
+    });
+    const now = this.clock.now();
+    const [, moved] = await this.db.batch([
+      job.insert,
+      this.db
+        .update(lakeTables)
+        .set({ onboardingStatus: "retry", onboardingJobId: job.id, onboardingError: null, updatedAt: now })
+        .where(
+          and(
+            eq(lakeTables.id, table.id),
+            eq(lakeTables.onboardingStatus, "failed"),
+            table.onboardingJobId
+              ? eq(lakeTables.onboardingJobId, table.onboardingJobId)
+              : isNull(lakeTables.onboardingJobId),
+          ),
+        )
+        .returning(),
+    ]);
+    if (!moved[0]) {
+      const current = await this.status(tableId);
+      throw notRetryable(current.table);
+    }
+    this.jobs.notifyWork();
+    return this.status(tableId);
+  }
+
+  /** What an onboarding job's end does to its table; every statement is guarded by `ended`. */
+  private finishStatements(job: Job, end: JobEnd, ended: SQL) {
+    if (!job.tableId) return [];
+    const now = this.clock.now();
+    const mine = and(
+      eq(lakeTables.id, job.tableId),
+      eq(lakeTables.onboardingJobId, job.id),
+      inArray(lakeTables.onboardingStatus, ["pending", "retry"]),
+      ended,
+    );
+    const fail = (reason: string) =>
+      this.db
+        .update(lakeTables)
+        .set({ onboardingStatus: "failed", onboardingError: reason, updatedAt: now })
+        .where(mine);
+    if (end.status === "succeeded") {
+      const recipe = OnboardingRecipeSchema.safeParse(end.result);
+      if (!recipe.success)
+        return [
+          fail(
+            `the agent reported a result that is not a recipe (${recipe.error.issues
+              .map((i) => `${i.path.join(".") || "(result)"}: ${i.message}`)
+              .join("; ")})`,
+          ),
+        ];
+      return [
+        this.db
+          .update(lakeTables)
+          .set({
+            onboardingStatus: "active",
+            onboardingError: null,
+            recipe: recipe.data,
+            onboardedAt: now,
+            updatedAt: now,
+          })
+          .where(mine),
+      ];
+    }
+    if (end.status === "cancelled")
+      return [
+        fail(
+          end.error ? `the onboarding job was cancelled: ${end.error}` : "the onboarding job was cancelled",
+        ),
+      ];
+    return [fail(end.error ?? "the onboarding job failed without a reason")];
+  }
+}
+
+function notRetryable(table: LakeTable) {
+  return conflict(
+    `Onboarding of table '${table.name}' is '${table.onboardingStatus}'; only failed onboarding can be retried.` +
+      (table.onboardingStatus === "active" ? " The table is onboarded already." : " It is queued already."),
+  );
+}

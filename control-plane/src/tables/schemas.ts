@@ -1,0 +1,174 @@
+/** Wire shapes of tables and their inventory history (document 1, "Table"). */
+import { z } from "@hono/zod-openapi";
+import {
+  type inventoryHistory,
+  type LakeTable,
+  ONBOARDING_STATUSES,
+  PRIORITIES,
+  SCHEDULE_JOB_TYPES,
+  type Schedule,
+  TABLE_FORMATS,
+} from "../db/schema.ts";
+import { ScheduleSchema, scheduleToWire } from "../schedules/schemas.ts";
+
+/**
+ * `<scheme>://<bucket>/<path>`: a lower-case scheme, a bucket (or account/container) and a
+ * non-empty path. `file:///<path>` (no bucket) is the one exception, for local tables.
+ */
+export const TABLE_URI_PATTERN = /^(?:[a-z][a-z0-9]*:\/\/[^/\s?#]+|file:\/)\/[^\s?#]*[^\s?#/][^\s?#]*$/;
+
+const UriSchema = z
+  .string()
+  .max(2048)
+  .regex(TABLE_URI_PATTERN, "must have the shape <scheme>://<bucket>/<path>, e.g. s3://lake/sales/orders")
+  .openapi({ example: "s3://lake/sales/orders" });
+
+export const TABLE_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.$-]{0,254}$/;
+
+const NameSchema = z
+  .string()
+  .regex(
+    TABLE_NAME_PATTERN,
+    "1-255 characters: letters, digits, '_', '.', '$' or '-', not starting with '.', '$' or '-'",
+  )
+  .openapi({ example: "sales.orders", description: "Unique among tables; a duplicate gives 409." });
+
+const PrioritySchema = z.enum(PRIORITIES).openapi({
+  description: "P1 jobs are handed to agents before P2 jobs.",
+});
+const TargetFileSizeSchema = z
+  .number()
+  .int()
+  .min(1)
+  .max(10_240)
+  .openapi({ description: "Target file size of crunch output, in MB (1 to 10,240).", example: 512 });
+const InventoryUriSchema = UriSchema.nullable().openapi({
+  description:
+    "Object-store inventory report of the table's bucket; every change is kept in the inventory history.",
+  example: "s3://lake-inventory/sales/orders/manifest.json",
+});
+
+export const RecipeSchema = z
+  .object({
+    partition_columns: z.array(z.string()),
+    partition_pattern: z.string().nullable(),
+    date_filter_column: z.string().nullable(),
+    cluster_columns: z.array(z.string()),
+    enumerated_columns: z.array(z.string()),
+  })
+  .openapi("OnboardingRecipe", { description: "What onboarding discovered about the table." });
+
+export const TableSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    uri: z.string(),
+    format: z.enum(TABLE_FORMATS),
+    priority: z.enum(PRIORITIES),
+    target_file_size_mb: z.number().int(),
+    inventory_report_uri: z.string().nullable(),
+    onboarding_status: z.enum(ONBOARDING_STATUSES).openapi({
+      description:
+        "pending (inspection queued or running), active (schedules may be created), failed (see onboarding_error; POST /api/v1/onboarding/{table_id}/retry), retry (inspection queued again).",
+    }),
+    onboarding_error: z
+      .string()
+      .nullable()
+      .openapi({ description: "Why onboarding failed; null otherwise." }),
+    onboarding_job_id: z.string().nullable().openapi({ description: "The latest onboarding job." }),
+    recipe: RecipeSchema.nullable().openapi({
+      description: "What onboarding found; null until it is active.",
+    }),
+    onboarded_at: z.string().nullable(),
+    schedule: z
+      .object(
+        Object.fromEntries(SCHEDULE_JOB_TYPES.map((t) => [t, ScheduleSchema.nullable()])) as {
+          [K in (typeof SCHEDULE_JOB_TYPES)[number]]: z.ZodNullable<typeof ScheduleSchema>;
+        },
+      )
+      .openapi({
+        description: "The table's schedules, one per job type (null where the table has none).",
+      }),
+    created_at: z.string(),
+    updated_at: z.string().nullable(),
+  })
+  .openapi("Table");
+export type TableWire = z.infer<typeof TableSchema>;
+
+export const TableCreateSchema = z
+  .strictObject({
+    name: NameSchema,
+    uri: UriSchema,
+    format: z.enum(TABLE_FORMATS).default("delta").openapi({
+      description:
+        "delta (default), iceberg or hive. Vacuum needs delta or iceberg; partition expiration needs delta.",
+    }),
+    priority: PrioritySchema.default("P2"),
+    target_file_size_mb: TargetFileSizeSchema.default(512),
+    inventory_report_uri: InventoryUriSchema.optional(),
+  })
+  .openapi("TableCreate");
+export type TableCreate = z.infer<typeof TableCreateSchema>;
+
+export const TableUpdateSchema = z
+  .strictObject({
+    priority: PrioritySchema.optional(),
+    target_file_size_mb: TargetFileSizeSchema.optional(),
+    inventory_report_uri: InventoryUriSchema.optional().openapi({
+      description: "A new inventory report URI, or null to clear it; each change is recorded.",
+    }),
+  })
+  .refine((body) => Object.keys(body).length > 0, { message: "nothing to update: give at least one field" })
+  .openapi("TableUpdate");
+export type TableUpdate = z.infer<typeof TableUpdateSchema>;
+
+export const InventoryHistorySchema = z
+  .object({
+    id: z.string(),
+    table_id: z.string(),
+    table_name: z.string().openapi({ description: "The table's name when the change was made." }),
+    previous_uri: z.string().nullable(),
+    inventory_report_uri: z.string().nullable(),
+    changed_by: z
+      .string()
+      .nullable()
+      .openapi({ description: "The user or API key id that made the change." }),
+    changed_at: z.string(),
+  })
+  .openapi("InventoryHistoryRecord");
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+export function tableToWire(table: LakeTable, schedules: readonly Schedule[]): TableWire {
+  const schedule = { crunch: null, vacuum: null, partition_expiration: null } as TableWire["schedule"];
+  for (const s of schedules) schedule[s.jobType] = scheduleToWire(s);
+  return {
+    id: table.id,
+    name: table.name,
+    uri: table.uri,
+    format: table.format,
+    priority: table.priority,
+    target_file_size_mb: table.targetFileSizeMb,
+    inventory_report_uri: table.inventoryReportUri,
+    onboarding_status: table.onboardingStatus,
+    onboarding_error: table.onboardingError,
+    onboarding_job_id: table.onboardingJobId,
+    recipe: table.recipe ?? null,
+    onboarded_at: iso(table.onboardedAt),
+    schedule,
+    created_at: table.createdAt.toISOString(),
+    updated_at: iso(table.updatedAt),
+  };
+}
+
+export function inventoryToWire(row: typeof inventoryHistory.$inferSelect) {
+  return {
+    id: row.id,
+    table_id: row.tableId,
+    table_name: row.tableName,
+    previous_uri: row.previousUri,
+    inventory_report_uri: row.inventoryReportUri,
+    changed_by: row.changedBy,
+    changed_at: row.changedAt.toISOString(),
+  };
+}

@@ -1,0 +1,242 @@
+/**
+ * Registered tables (document 1, "Table"). Creating one queues its onboarding job in the same
+ * batch; every change of `inventory_report_uri` appends to the inventory history in the same batch
+ * as the change. Deleting a table deletes its schedules and cancels its jobs that have not started;
+ * its inventory history and job history stay.
+ *
+ * Lists cost what the page costs: rows come from the (status, name) or name index, their schedules
+ * from one indexed lookup, and the total from `table_status_counts` (kept by triggers) unless the
+ * list is filtered by name, which matches at most one row.
+ */
+import { type Clock, newId } from "@lakesmith/shared";
+import { and, asc, count, desc, eq, type SQL, sql, sum } from "drizzle-orm";
+import type { Db } from "../db/index.ts";
+import {
+  inventoryHistory,
+  type LakeTable,
+  lakeTables,
+  type OnboardingStatus,
+  type Schedule,
+  schedules,
+  tableStatusCounts,
+} from "../db/schema.ts";
+import type { Page } from "../http/pagination.ts";
+import { ApiError, notFound } from "../http/problem.ts";
+import type { JobService } from "../jobs/service.ts";
+import type { OnboardingService } from "../onboarding/service.ts";
+import type { TableCreate, TableUpdate } from "./schemas.ts";
+
+export interface TableWithSchedules {
+  table: LakeTable;
+  schedules: Schedule[];
+}
+
+export interface TableFilter {
+  status?: OnboardingStatus | undefined;
+  name?: string | undefined;
+}
+
+export class TableService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly jobs: JobService,
+    private readonly onboarding: OnboardingService,
+  ) {}
+
+  /** Tables by name, with their schedules. */
+  async list(filter: TableFilter, offset: number, limit: number): Promise<Page<TableWithSchedules>> {
+    const conditions = [
+      filter.status ? eq(lakeTables.onboardingStatus, filter.status) : undefined,
+      filter.name !== undefined ? eq(lakeTables.name, filter.name) : undefined,
+    ].filter((c): c is SQL => c !== undefined);
+    const where = conditions.length ? and(...conditions) : undefined;
+    const [rows, total] = await Promise.all([
+      this.db
+        .select()
+        .from(lakeTables)
+        .where(where)
+        .orderBy(asc(lakeTables.name))
+        .limit(limit)
+        .offset(offset),
+      this.total(filter, where),
+    ]);
+    const bySchedule = await this.schedulesOf(rows.map((r) => r.id));
+    return {
+      items: rows.map((table) => ({ table, schedules: bySchedule.get(table.id) ?? [] })),
+      total,
+      offset,
+      limit,
+    };
+  }
+
+  private async total(filter: TableFilter, where: SQL | undefined): Promise<number> {
+    if (filter.name !== undefined) {
+      const [row] = await this.db.select({ n: count() }).from(lakeTables).where(where);
+      return row?.n ?? 0;
+    }
+    const [row] = await this.db
+      .select({ n: sum(tableStatusCounts.n).mapWith(Number) })
+      .from(tableStatusCounts)
+      .where(filter.status ? eq(tableStatusCounts.status, filter.status) : undefined);
+    return row?.n ?? 0;
+  }
+
+  /** Schedules of many tables in one indexed query (one bound parameter, whatever the page size). */
+  private async schedulesOf(tableIds: string[]): Promise<Map<string, Schedule[]>> {
+    const out = new Map<string, Schedule[]>();
+    if (tableIds.length === 0) return out;
+    const rows = await this.db
+      .select()
+      .from(schedules)
+      .where(sql`${schedules.tableId} in (select value from json_each(${JSON.stringify(tableIds)}))`);
+    for (const row of rows) out.set(row.tableId, [...(out.get(row.tableId) ?? []), row]);
+    return out;
+  }
+
+  async find(id: string): Promise<LakeTable | undefined> {
+    const [table] = await this.db.select().from(lakeTables).where(eq(lakeTables.id, id));
+    return table;
+  }
+
+  async get(id: string): Promise<TableWithSchedules> {
+    const table = await this.find(id);
+    if (!table) throw notFound("Table", id);
+    return { table, schedules: (await this.schedulesOf([id])).get(id) ?? [] };
+  }
+
+  /** Registers a table and queues its onboarding; 409 when the name is taken. */
+  async create(input: TableCreate, actor: string | null): Promise<TableWithSchedules> {
+    const now = this.clock.now();
+    const id = newId("tbl");
+    const row = {
+      id,
+      name: input.name,
+      uri: input.uri,
+      format: input.format,
+      priority: input.priority,
+      targetFileSizeMb: input.target_file_size_mb,
+      inventoryReportUri: input.inventory_report_uri ?? null,
+      createdBy: actor,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const job = this.onboarding.job(row, { trigger: "table_created", createdBy: actor });
+    const history = row.inventoryReportUri
+      ? [this.historyInsert(row, null, row.inventoryReportUri, actor, now)]
+      : [];
+    let created: LakeTable[];
+    try {
+      [created] = await this.db.batch([
+        this.db
+          .insert(lakeTables)
+          .values({ ...row, onboardingStatus: "pending", onboardingJobId: job.id })
+          .returning(),
+        job.insert,
+        ...history,
+      ]);
+    } catch (err) {
+      if (isUniqueViolation(err, "tables.name"))
+        throw new ApiError(
+          409,
+          `A table named '${input.name}' already exists; find its id with GET /api/v1/tables?name=${encodeURIComponent(input.name)}.`,
+          [{ path: "name", message: "already exists" }],
+        );
+      throw err;
+    }
+    this.jobs.notifyWork();
+    return { table: created[0] as LakeTable, schedules: [] };
+  }
+
+  /** Updates priority, target file size and the inventory report URI (recorded when it changes). */
+  async update(id: string, patch: TableUpdate, actor: string | null): Promise<TableWithSchedules> {
+    const current = await this.find(id);
+    if (!current) throw notFound("Table", id);
+    const now = this.clock.now();
+    const uriChanges =
+      patch.inventory_report_uri !== undefined && patch.inventory_report_uri !== current.inventoryReportUri;
+    const update = this.db
+      .update(lakeTables)
+      .set({
+        ...(patch.priority ? { priority: patch.priority } : {}),
+        ...(patch.target_file_size_mb !== undefined ? { targetFileSizeMb: patch.target_file_size_mb } : {}),
+        ...(uriChanges ? { inventoryReportUri: patch.inventory_report_uri } : {}),
+        updatedAt: now,
+      })
+      .where(eq(lakeTables.id, id))
+      .returning();
+    const [updated] = uriChanges
+      ? (
+          await this.db.batch([
+            update,
+            this.historyInsert(
+              current,
+              current.inventoryReportUri,
+              patch.inventory_report_uri ?? null,
+              actor,
+              now,
+            ),
+          ])
+        )[0]
+      : await update;
+    if (!updated) throw notFound("Table", id);
+    return this.get(id);
+  }
+
+  /** Deletes the table and its schedules, and cancels its jobs that have not started. */
+  async delete(id: string): Promise<void> {
+    const [, deleted] = await this.db.batch([
+      this.db.delete(schedules).where(eq(schedules.tableId, id)),
+      this.db.delete(lakeTables).where(eq(lakeTables.id, id)).returning({ id: lakeTables.id }),
+    ]);
+    if (deleted.length === 0) throw notFound("Table", id);
+    for (const status of ["queued", "offered"] as const) {
+      const waiting = await this.jobs.list({ tableId: id, status }, 0, 1000);
+      for (const job of waiting.items) await this.jobs.cancel(job.id);
+    }
+  }
+
+  /** Inventory report URI changes, newest first; still readable after the table is deleted. */
+  async inventoryHistory(id: string, offset: number, limit: number) {
+    const where = eq(inventoryHistory.tableId, id);
+    const [items, [total]] = await Promise.all([
+      this.db
+        .select()
+        .from(inventoryHistory)
+        .where(where)
+        .orderBy(desc(inventoryHistory.changedAt), desc(sql`rowid`))
+        .limit(limit)
+        .offset(offset),
+      this.db.select({ n: count() }).from(inventoryHistory).where(where),
+    ]);
+    const n = total?.n ?? 0;
+    if (n === 0 && !(await this.find(id)))
+      throw new ApiError(404, `Table '${id}' does not exist and has no inventory history.`);
+    return { items, total: n, offset, limit };
+  }
+
+  private historyInsert(
+    table: { id: string; name: string },
+    previousUri: string | null,
+    uri: string | null,
+    actor: string | null,
+    at: Date,
+  ) {
+    return this.db.insert(inventoryHistory).values({
+      id: newId("inv"),
+      tableId: table.id,
+      tableName: table.name,
+      previousUri,
+      inventoryReportUri: uri,
+      changedBy: actor,
+      changedAt: at,
+    });
+  }
+}
+
+/** Whether a database error (or one it wraps) is a unique-constraint failure on `target`. */
+export function isUniqueViolation(err: unknown, target: string): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause)
+    if (e.message.includes("UNIQUE constraint failed") && e.message.includes(target)) return true;
+  return false;
+}

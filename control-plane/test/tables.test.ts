@@ -1,0 +1,315 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestPlane, type TestPlane } from "./harness.ts";
+import { activeTable, adminCall, createTable, finishOnboarding } from "./support/tables.ts";
+
+let plane: TestPlane;
+let admin: ReturnType<typeof adminCall>;
+beforeAll(async () => {
+  plane = await startTestPlane();
+  admin = adminCall(plane);
+});
+afterAll(() => plane.close());
+
+const paths = async (res: Response) => ((await res.json()).errors ?? []).map((e: { path: string }) => e.path);
+
+describe("creating tables", () => {
+  it("creates a pending table with defaults, no schedules, and a queued onboarding job", async () => {
+    const res = await admin("POST", "/api/v1/tables", {
+      name: "sales.orders",
+      uri: "s3://lake/sales/orders",
+    });
+    expect(res.status).toBe(201);
+    const table = await res.json();
+    expect(table).toMatchObject({
+      name: "sales.orders",
+      uri: "s3://lake/sales/orders",
+      format: "delta",
+      priority: "P2",
+      target_file_size_mb: 512,
+      inventory_report_uri: null,
+      onboarding_status: "pending",
+      onboarding_error: null,
+      recipe: null,
+      schedule: { crunch: null, vacuum: null, partition_expiration: null },
+    });
+    const job = await plane.services.jobs.get(table.onboarding_job_id);
+    expect(job).toMatchObject({
+      kind: "onboarding",
+      status: "queued",
+      tableId: table.id,
+      priority: "P2",
+      requires: ["s3"],
+      payload: { table_id: table.id, uri: "s3://lake/sales/orders", format: "delta" },
+    });
+  });
+
+  it("takes format, priority, target size and inventory report URI", async () => {
+    const table = await createTable(plane, "web.clicks", {
+      format: "iceberg",
+      priority: "P1",
+      target_file_size_mb: 256,
+      inventory_report_uri: "s3://inventory/web/clicks/manifest.json",
+    });
+    expect(table).toMatchObject({
+      format: "iceberg",
+      priority: "P1",
+      target_file_size_mb: 256,
+      inventory_report_uri: "s3://inventory/web/clicks/manifest.json",
+    });
+    const job = await plane.services.jobs.get(table.onboarding_job_id);
+    expect(job?.priority).toBe("P1");
+  });
+
+  it("answers 409 for a duplicate name and says how to find the existing id", async () => {
+    await createTable(plane, "dup.table");
+    const res = await admin("POST", "/api/v1/tables", { name: "dup.table", uri: "s3://other/x" });
+    expect(res.status).toBe(409);
+    const problem = await res.json();
+    expect(problem.detail).toContain("GET /api/v1/tables?name=dup.table");
+    expect(problem.errors).toEqual([{ path: "name", message: "already exists" }]);
+    const list = await (await admin("GET", "/api/v1/tables?name=dup.table")).json();
+    expect(list.total).toBe(1);
+  });
+
+  it.each([
+    [{ uri: "s3://lake/a" }, "name"],
+    [{ name: "", uri: "s3://lake/a" }, "name"],
+    [{ name: "has space", uri: "s3://lake/a" }, "name"],
+    [{ name: "x".repeat(256), uri: "s3://lake/a" }, "name"],
+    [{ name: "ok1" }, "uri"],
+    [{ name: "ok2", uri: "lake/a" }, "uri"],
+    [{ name: "ok3", uri: "s3://lake" }, "uri"],
+    [{ name: "ok4", uri: "s3://lake/" }, "uri"],
+    [{ name: "ok5", uri: "s3:///path" }, "uri"],
+    [{ name: "ok6", uri: "S3://lake/a" }, "uri"],
+    [{ name: "ok7", uri: "s3://lake/a", format: "parquet" }, "format"],
+    [{ name: "ok8", uri: "s3://lake/a", priority: "P3" }, "priority"],
+    [{ name: "ok9", uri: "s3://lake/a", target_file_size_mb: 0 }, "target_file_size_mb"],
+    [{ name: "ok10", uri: "s3://lake/a", inventory_report_uri: "nope" }, "inventory_report_uri"],
+    [{ name: "ok11", uri: "s3://lake/a", onboarding_status: "active" }, ""],
+  ])("answers 422 naming the wrong field for %j", async (body, field) => {
+    const res = await admin("POST", "/api/v1/tables", body);
+    expect(res.status).toBe(422);
+    const problem = await res.json();
+    expect(problem.errors.map((e: { path: string }) => e.path)).toContain(field || "(body)");
+    const name = (body as { name?: unknown }).name;
+    if (typeof name === "string") expect((await plane.services.tables.list({ name }, 0, 1)).total).toBe(0);
+  });
+
+  it("accepts a local file:/// table location", async () => {
+    const res = await admin("POST", "/api/v1/tables", { name: "local.t", uri: "file:///data/local/t" });
+    expect(res.status).toBe(201);
+    const job = await plane.services.jobs.get((await res.json()).onboarding_job_id);
+    expect(job?.requires).toEqual(["file"]);
+  });
+});
+
+describe("reading, updating and deleting a table", () => {
+  it("gets a table with its embedded schedules, and 404 for an unknown id", async () => {
+    const table = await activeTable(plane, "read.me");
+    await admin("POST", `/api/v1/tables/${table.id}/schedule`, {
+      schedule_type: "daily",
+      lookback_start: 7,
+      lookback_end: 1,
+      run_time_utc: "03:15",
+    });
+    const got = await (await admin("GET", `/api/v1/tables/${table.id}`)).json();
+    expect(got.onboarding_status).toBe("active");
+    expect(got.schedule.crunch).toMatchObject({ job_type: "crunch", run_time_utc: "03:15", enabled: true });
+    expect(got.schedule.vacuum).toBeNull();
+    const missing = await admin("GET", "/api/v1/tables/tbl_nope");
+    expect(missing.status).toBe(404);
+    expect((await missing.json()).detail).toContain("tbl_nope");
+  });
+
+  it("updates priority and target file size, leaving other fields alone", async () => {
+    const table = await createTable(plane, "update.me");
+    const res = await admin("PUT", `/api/v1/tables/${table.id}`, {
+      priority: "P1",
+      target_file_size_mb: 1024,
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      priority: "P1",
+      target_file_size_mb: 1024,
+      uri: "s3://lake/update.me",
+    });
+    expect((await (await admin("GET", `/api/v1/tables/${table.id}`)).json()).priority).toBe("P1");
+  });
+
+  it("refuses an empty update, a bad value and a field that is not updatable with 422", async () => {
+    const table = await createTable(plane, "update.bad");
+    expect((await admin("PUT", `/api/v1/tables/${table.id}`, {})).status).toBe(422);
+    const bad = await admin("PUT", `/api/v1/tables/${table.id}`, { priority: "high" });
+    expect(bad.status).toBe(422);
+    expect(await paths(bad)).toEqual(["priority"]);
+    const fixed = await admin("PUT", `/api/v1/tables/${table.id}`, { name: "renamed" });
+    expect(fixed.status).toBe(422);
+  });
+
+  it("answers 404 when updating or deleting an unknown table", async () => {
+    expect((await admin("PUT", "/api/v1/tables/tbl_nope", { priority: "P1" })).status).toBe(404);
+    expect((await admin("DELETE", "/api/v1/tables/tbl_nope")).status).toBe(404);
+  });
+
+  it("deletes a table with 204, removes its schedules and cancels its queued jobs", async () => {
+    const table = await activeTable(plane, "delete.me");
+    const sched = await admin("POST", `/api/v1/tables/${table.id}/schedule?job_type=vacuum`, {
+      schedule_type: "backfill",
+      backfill_col: "d",
+      backfill_start_date: "2026-01-01",
+      backfill_end_date: "2026-01-02",
+    });
+    expect(sched.status).toBe(201);
+    const pending = await createTable(plane, "delete.pending");
+
+    expect((await admin("DELETE", `/api/v1/tables/${table.id}`)).status).toBe(204);
+    expect((await admin("GET", `/api/v1/tables/${table.id}`)).status).toBe(404);
+    expect((await admin("GET", `/api/v1/tables/${table.id}/schedule?job_type=vacuum`)).status).toBe(404);
+    expect((await admin("DELETE", `/api/v1/tables/${table.id}`)).status).toBe(404);
+
+    expect((await admin("DELETE", `/api/v1/tables/${pending.id}`)).status).toBe(204);
+    expect((await plane.services.jobs.get(pending.onboarding_job_id))?.status).toBe("cancelled");
+  });
+});
+
+describe("listing tables", () => {
+  let lister: TestPlane;
+  let call: ReturnType<typeof adminCall>;
+  beforeAll(async () => {
+    lister = await startTestPlane();
+    call = adminCall(lister);
+    for (let i = 0; i < 7; i++) await createTable(lister, `t${i}`);
+    for (const i of [1, 3, 5])
+      await finishOnboarding(
+        lister,
+        (await lister.services.tables.list({ name: `t${i}` }, 0, 1)).items[0]?.table.id as string,
+      );
+    await finishOnboarding(
+      lister,
+      (await lister.services.tables.list({ name: "t6" }, 0, 1)).items[0]?.table.id as string,
+      { error: "no such bucket" },
+    );
+  });
+  afterAll(() => lister.close());
+
+  const page = async (query: string) => {
+    const res = await call("GET", `/api/v1/tables${query}`);
+    expect(res.status).toBe(200);
+    return res.json();
+  };
+  const names = (p: { items: { name: string }[] }) => p.items.map((t) => t.name);
+
+  it("lists by name with the default page and the total", async () => {
+    const all = await page("");
+    expect(all).toMatchObject({ total: 7, offset: 0, limit: 100 });
+    expect(names(all)).toEqual(["t0", "t1", "t2", "t3", "t4", "t5", "t6"]);
+  });
+
+  it("pages with offset and limit, and an offset past the end is an empty page with the total", async () => {
+    expect(names(await page("?limit=3"))).toEqual(["t0", "t1", "t2"]);
+    expect(names(await page("?offset=3&limit=3"))).toEqual(["t3", "t4", "t5"]);
+    const last = await page("?offset=6&limit=3");
+    expect(names(last)).toEqual(["t6"]);
+    expect(last.total).toBe(7);
+    const beyond = await page("?offset=7");
+    expect(beyond).toMatchObject({ items: [], total: 7, offset: 7, limit: 100 });
+    expect((await page("?limit=1000")).items).toHaveLength(7);
+  });
+
+  it("filters by onboarding status with the filtered total", async () => {
+    const active = await page("?status=active");
+    expect(names(active)).toEqual(["t1", "t3", "t5"]);
+    expect(active.total).toBe(3);
+    const pending = await page("?status=pending&limit=2&offset=1");
+    expect(names(pending)).toEqual(["t2", "t4"]);
+    expect(pending.total).toBe(3);
+    const failed = await page("?status=failed");
+    expect(failed.items[0]).toMatchObject({ name: "t6", onboarding_error: "no such bucket" });
+    expect((await page("?status=retry")).total).toBe(0);
+  });
+
+  it("filters by exact name, alone or with a status", async () => {
+    expect(await page("?name=t3")).toMatchObject({ total: 1, items: [{ name: "t3" }] });
+    expect((await page("?name=t")).total).toBe(0);
+    expect((await page("?name=t3&status=pending")).total).toBe(0);
+    expect((await page("?name=t3&status=active")).total).toBe(1);
+  });
+
+  it.each([
+    ["?limit=0", "limit"],
+    ["?limit=1001", "limit"],
+    ["?offset=-1", "offset"],
+    ["?limit=abc", "limit"],
+    ["?status=done", "status"],
+  ])("answers 422 for %s", async (query, field) => {
+    const res = await call("GET", `/api/v1/tables${query}`);
+    expect(res.status).toBe(422);
+    expect(await paths(res)).toEqual([field]);
+  });
+
+  it("keeps the total right as tables come and go", async () => {
+    const extra = await createTable(lister, "t7");
+    expect((await page("?status=pending")).total).toBe(4);
+    await call("DELETE", `/api/v1/tables/${extra.id}`);
+    expect((await page("")).total).toBe(7);
+  });
+});
+
+describe("inventory history", () => {
+  it("records every change of inventory_report_uri, newest first, and not an unchanged value", async () => {
+    const table = await createTable(plane, "inv.one", { inventory_report_uri: "s3://inv/a.json" });
+    await admin("PUT", `/api/v1/tables/${table.id}`, { inventory_report_uri: "s3://inv/b.json" });
+    await admin("PUT", `/api/v1/tables/${table.id}`, { inventory_report_uri: "s3://inv/b.json" });
+    await admin("PUT", `/api/v1/tables/${table.id}`, { priority: "P1" });
+    await admin("PUT", `/api/v1/tables/${table.id}`, { inventory_report_uri: null });
+    const res = await admin("GET", `/api/v1/tables/${table.id}/inventory-history`);
+    expect(res.status).toBe(200);
+    const history = await res.json();
+    expect(history).toMatchObject({ total: 3, offset: 0, limit: 50 });
+    expect(
+      history.items.map((h: { previous_uri: string | null; inventory_report_uri: string | null }) => [
+        h.previous_uri,
+        h.inventory_report_uri,
+      ]),
+    ).toEqual([
+      ["s3://inv/b.json", null],
+      ["s3://inv/a.json", "s3://inv/b.json"],
+      [null, "s3://inv/a.json"],
+    ]);
+    expect(history.items[0]).toMatchObject({ table_id: table.id, table_name: "inv.one" });
+    expect(history.items[0].changed_by).toBeTruthy();
+  });
+
+  it("pages with a default limit of 50 and stays readable after the table is deleted", async () => {
+    const table = await createTable(plane, "inv.many");
+    for (let i = 0; i < 52; i++)
+      await admin("PUT", `/api/v1/tables/${table.id}`, { inventory_report_uri: `s3://inv/${i}.json` });
+    const first = await (await admin("GET", `/api/v1/tables/${table.id}/inventory-history`)).json();
+    expect(first.items).toHaveLength(50);
+    expect(first.total).toBe(52);
+    expect(first.items[0].inventory_report_uri).toBe("s3://inv/51.json");
+    const rest = await (await admin("GET", `/api/v1/tables/${table.id}/inventory-history?offset=50`)).json();
+    expect(rest.items.map((h: { inventory_report_uri: string }) => h.inventory_report_uri)).toEqual([
+      "s3://inv/1.json",
+      "s3://inv/0.json",
+    ]);
+
+    expect((await admin("DELETE", `/api/v1/tables/${table.id}`)).status).toBe(204);
+    const after = await (await admin("GET", `/api/v1/tables/${table.id}/inventory-history?limit=1`)).json();
+    expect(after).toMatchObject({
+      total: 52,
+      limit: 1,
+      items: [{ inventory_report_uri: "s3://inv/51.json" }],
+    });
+  });
+
+  it("answers an empty page for a table without changes and 404 for an id that never existed", async () => {
+    const table = await createTable(plane, "inv.none");
+    expect(await (await admin("GET", `/api/v1/tables/${table.id}/inventory-history`)).json()).toMatchObject({
+      items: [],
+      total: 0,
+    });
+    expect((await admin("GET", "/api/v1/tables/tbl_never/inventory-history")).status).toBe(404);
+  });
+});
