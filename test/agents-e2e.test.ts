@@ -5,6 +5,11 @@
  * "exactly once" is checked where the work happens, not only in the job's record.
  */
 
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Agent } from "../agent/src/agent.ts";
 import { type ChildAgent, newRunLog, spawnAgent, startAgent } from "./support/agents.ts";
@@ -178,4 +183,90 @@ describe("agents and job leasing over WebSockets", () => {
     const held = new Set((await jobs.list({ status: "succeeded" }, 0, 2000)).items.map((j) => j.leaseOwner));
     expect(held.size).toBeGreaterThan(10);
   }, 90_000);
+});
+
+describe("npm start", () => {
+  const ENTRY = fileURLToPath(new URL("../control-plane/src/node.ts", import.meta.url));
+  const TSX = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url));
+  const KEY = `lsk_${"n".repeat(40)}`;
+  const running: ChildProcess[] = [];
+  afterEach(() => {
+    for (const c of running.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
+  });
+
+  async function start(stateDir: string) {
+    const child = spawn(TSX, [ENTRY], {
+      env: {
+        ...process.env,
+        PORT: "0",
+        HOST: "127.0.0.1",
+        LAKESMITH_DB_URL: `file:${join(stateDir, "lakesmith.db")}`,
+        LAKESMITH_ADMIN_API_KEY: KEY,
+        LAKESMITH_AGENT_ALLOW: "s3://extra-bucket/lake",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    running.push(child);
+    let out = "";
+    child.stdout?.on("data", (d) => {
+      out += d;
+    });
+    child.stderr?.on("data", (d) => {
+      out += d;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    const url = await eventually(
+      () => /listening on http:\/\/[\d.]+:(\d+)/.exec(out)?.[1],
+      30_000,
+      "the control plane to listen",
+    ).then((port) => `http://127.0.0.1:${port}`);
+    const agentPid = Number(
+      await eventually(() => /Local agent started \(pid (\d+)\)/.exec(out)?.[1], 10_000, "the local agent"),
+    );
+    const api = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      return { status: res.status, body: await res.json().catch(() => undefined) };
+    };
+    return { child, exited, api, agentPid, output: () => out };
+  }
+
+  it("starts the control plane and one local agent, allowed to use .lakesmith/data, reusing its token", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "lakesmith-start-"));
+    const first = await start(stateDir);
+    const tokenFile = join(stateDir, "local-agent.token");
+    expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+
+    const run = async (payload: Record<string, unknown>) => {
+      const res = await first.api("POST", "/api/v1/jobs", { kind: "noop", payload });
+      expect(res.status).toBe(201);
+      return eventually(async () => {
+        const job = (await first.api("GET", `/api/v1/jobs/${res.body.id}`)).body;
+        return ["succeeded", "failed"].includes(job.status) ? job : undefined;
+      });
+    };
+    const dataUri = pathToFileURL(join(stateDir, "data", "orders")).href;
+    expect((await run({ uri: dataUri })).status).toBe("succeeded");
+    expect((await run({ uri: "s3://extra-bucket/lake/t1" })).status).toBe("succeeded");
+    const outside = await run({ uri: pathToFileURL(join(stateDir, "elsewhere")).href });
+    expect(outside.status).toBe("failed");
+    expect(outside.error).toContain("outside this agent's allow list");
+
+    const listed = (await first.api("GET", "/api/v1/agents")).body.items;
+    expect(listed).toMatchObject([{ name: "local", status: "connected", capabilities: ["file", "s3"] }]);
+
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+    expect(() => process.kill(first.agentPid, 0)).toThrow();
+
+    const second = await start(stateDir);
+    const again = (await second.api("GET", "/api/v1/agents")).body.items;
+    expect(again.map((a: { id: string }) => a.id)).toEqual([listed[0].id]);
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+    rmSync(stateDir, { recursive: true, force: true });
+  }, 60_000);
 });

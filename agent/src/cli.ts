@@ -65,6 +65,13 @@ async function main(): Promise<number> {
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+  // Started with an IPC channel (the local agent of `npm start`): if that parent dies without
+  // stopping us, drain rather than reconnect to a control plane that is gone.
+  if (process.send)
+    process.once("disconnect", () => {
+      log.info("the process that started this agent is gone: draining");
+      void agent.drain();
+    });
 
   await agent.start();
   const exit = await agent.exited;

@@ -27,6 +27,8 @@ export const NodeEnvSchema = z.object({
     "at least 8 characters",
   ),
   LAKESMITH_ADMIN_API_KEY: optionalSecret,
+  /** Start the local agent: on by default with an embedded database (`file:`), off otherwise. */
+  LAKESMITH_LOCAL_AGENT: z.enum(["0", "1", ""]).optional(),
 });
 export type NodeEnv = z.infer<typeof NodeEnvSchema>;
 

@@ -2,15 +2,17 @@
  * Node entry: `npm start`. Serves the API on PORT with libSQL (an embedded file by default),
  * applies migrations and the first-start bootstrap, and shuts down cleanly on SIGTERM/SIGINT.
  */
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { nodeDocsAssets } from "./adapter/node-docs-assets.ts";
+import { type LocalAgent, startLocalAgent } from "./adapter/node-local-agent.ts";
 import { startNodeServer } from "./adapter/node-server.ts";
 import { describeGenerated } from "./bootstrap/bootstrap.ts";
 import { parseNodeEnv } from "./env.ts";
 
 async function main(): Promise<void> {
   const env = parseNodeEnv(process.env);
-  const dbUrl = resolveFileUrl(env.LAKESMITH_DB_URL, process.env.INIT_CWD ?? process.cwd());
+  const baseDir = process.env.INIT_CWD ?? process.cwd();
+  const dbUrl = resolveFileUrl(env.LAKESMITH_DB_URL, baseDir);
   const server = await startNodeServer({
     dbUrl,
     dbAuthToken: env.LAKESMITH_DB_AUTH_TOKEN,
@@ -29,6 +31,14 @@ async function main(): Promise<void> {
   console.log(
     `Lakesmith control plane listening on http://${env.HOST}:${server.port} (database ${redact(dbUrl)})`,
   );
+  // `npm start` runs the whole system: one agent beside the embedded database (README, "Run an agent").
+  const embedded = dbUrl.startsWith("file:") && !dbUrl.startsWith("file::memory:");
+  let localAgent: LocalAgent | undefined;
+  if (env.LAKESMITH_LOCAL_AGENT === "1" || (embedded && env.LAKESMITH_LOCAL_AGENT !== "0")) {
+    const stateDir = embedded ? dirname(dbUrl.slice("file:".length)) : resolve(baseDir, ".lakesmith");
+    localAgent = await startLocalAgent(server.services, server.url, stateDir, process.env);
+    console.log(`Local agent started (pid ${localAgent.child.pid}), allowed to use ${stateDir}/data`);
+  }
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -37,13 +47,15 @@ async function main(): Promise<void> {
     console.log(`${signal}: closing the server`);
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
-    server.stop().then(
-      () => {
-        console.log("stopped");
-        process.exit(0);
-      },
-      () => process.exit(1),
-    );
+    (localAgent?.stop() ?? Promise.resolve())
+      .then(() => server.stop())
+      .then(
+        () => {
+          console.log("stopped");
+          process.exit(0);
+        },
+        () => process.exit(1),
+      );
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
