@@ -113,11 +113,18 @@ describe("agents and job leasing over WebSockets", () => {
     const drainer = childAgent(plane, token, {
       LAKESMITH_AGENT_CONCURRENCY: "2",
       LAKESMITH_AGENT_DRAIN_TIMEOUT_MS: "1200",
+      LAKESMITH_AGENT_METRICS_PORT: "0",
+      LAKESMITH_AGENT_METRICS_HOST: "127.0.0.1",
     });
-    const short = await plane.enqueue("sleep", { ms: 600 });
+    const short = await plane.enqueue("sleep", { ms: 800 });
     const long = await plane.enqueue("sleep", { ms: 60_000 });
     for (const id of [short, long])
       await drainer.waitForLog((l) => l.msg === "job started" && l.job_id === id);
+    const { url } = await drainer.waitForLog((l) => l.msg === "serving Prometheus metrics");
+    const metrics = await (await fetch(String(url))).text();
+    expect(metrics).toContain("lakesmith_agent_jobs_running 2");
+    expect(metrics).toContain('lakesmith_agent_connection_state{state="connected"} 1');
+    expect(metrics).toContain('lakesmith_agent_jobs_started_total{kind="sleep"} 2');
 
     drainer.child.kill("SIGTERM");
     await drainer.waitForLog((l) => l.msg === "draining: taking no new jobs");
