@@ -192,6 +192,41 @@ describe("agents and job leasing over WebSockets", () => {
   }, 90_000);
 });
 
+describe("agent kills under load", () => {
+  it("loses no job when agents die mid-run: every job ends succeeded once", async () => {
+    plane = await startPlane();
+    const log = newRunLog();
+    const fleet = await Promise.all(
+      Array.from({ length: 10 }, () => agent(plane as TestPlane, log, { concurrency: 3 })),
+    );
+    const jobs = plane.server.services.jobs;
+    const ids: string[] = [];
+    for (let i = 0; i < 300; i++)
+      ids.push((await jobs.enqueue({ kind: "sleep", payload: { ms: 40 + (i % 5) * 20 } })).job.id);
+
+    // Kill four agents one after another while work is in flight (no release, no result: their
+    // leases lapse), and bring replacements.
+    for (const victim of fleet.slice(0, 4)) {
+      await new Promise((r) => setTimeout(r, 250));
+      await victim.agent.stop();
+      await agent(plane, log, { concurrency: 3 });
+    }
+    await eventually(
+      async () => ((await jobs.list({ status: "succeeded" }, 0, 1)).total === 300 ? true : undefined),
+      30_000,
+      "300 succeeded jobs",
+    );
+    const all = (await jobs.list({}, 0, 1000)).items;
+    expect(all).toHaveLength(300);
+    expect(all.every((j) => j.status === "succeeded")).toBe(true);
+    expect(ids.every((id) => (log.runs.get(id) ?? 0) >= 1)).toBe(true);
+    // The kills hit running jobs; a job ran twice only as a new attempt after its agent died.
+    expect(all.some((j) => j.attempt >= 2)).toBe(true);
+    const rerun = all.filter((j) => (log.runs.get(j.id) ?? 0) > 1);
+    expect(rerun.every((j) => j.attempt >= 2)).toBe(true);
+  }, 60_000);
+});
+
 describe("npm start", () => {
   const ENTRY = fileURLToPath(new URL("../control-plane/src/node.ts", import.meta.url));
   const TSX = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url));
