@@ -12,12 +12,24 @@ import { type App, buildApp } from "./app.ts";
 import { bootstrap, describeGenerated } from "./bootstrap/bootstrap.ts";
 import type { DocsAssets } from "./docs/assets.ts";
 import { problemResponse } from "./http/problem.ts";
+import type { Scheduler } from "./scheduler/scheduler.ts";
 import { createServices } from "./services.ts";
 
 export type { WorkerEnv };
 export { AgentHub };
 
 let ready: Promise<App> | undefined;
+/** The scheduler of this isolate's services; the Cron Trigger (`scheduled`) ticks it. */
+let scheduler: Scheduler | undefined;
+
+/** The isolate's app, built on first use; a failed start is tried again by the next event. */
+function appFor(env: WorkerEnv): Promise<App> {
+  ready ??= start(env).catch((err) => {
+    ready = undefined;
+    throw err;
+  });
+  return ready;
+}
 
 function assetsFrom(env: WorkerEnv): DocsAssets | undefined {
   const assets = env.ASSETS;
@@ -51,17 +63,14 @@ async function start(env: WorkerEnv): Promise<App> {
   });
   // Workers have no console of their own: generated credentials go to the log (`wrangler tail`).
   for (const line of describeGenerated(result)) console.log(line);
+  scheduler = services.scheduler;
   return buildApp(services);
 }
 
 export default {
   async fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response> {
     try {
-      ready ??= start(env).catch((err) => {
-        ready = undefined;
-        throw err;
-      });
-      const app = await ready;
+      const app = await appFor(env);
       const response = await app.fetch(request, env, ctx);
       if (hub) ctx.waitUntil(hub.flush());
       return response;
@@ -69,5 +78,14 @@ export default {
       console.error("[lakesmith] start-up failed:", err);
       return problemResponse(503, "The control plane could not start; see the Worker log.");
     }
+  },
+
+  /** The Cron Trigger (`[triggers] crons` in wrangler.toml): one scheduler tick. */
+  async scheduled(_controller: ScheduledController, env: WorkerEnv, ctx: ExecutionContext): Promise<void> {
+    await appFor(env);
+    const result = await (scheduler as Scheduler).tick();
+    if (hub) ctx.waitUntil(hub.flush());
+    if (result.fired > 0)
+      console.log(`[lakesmith] scheduler: ${result.fired} job(s) queued from ${result.due} due schedule(s)`);
   },
 } satisfies ExportedHandler<WorkerEnv>;

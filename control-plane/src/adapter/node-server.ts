@@ -27,6 +27,11 @@ export interface NodeServerOptions {
   bootstrap?: Parameters<typeof bootstrap>[1];
   /** How often the hub looks for work that became offerable with time (retry backoff ends). */
   dispatchIntervalMs?: number;
+  /**
+   * How often the scheduler ticks: fires due schedules and reaps lapsed offers and leases
+   * (default 15 s). 0 turns the timer off; tests then call `services.scheduler.tick()` themselves.
+   */
+  schedulerIntervalMs?: number;
   log?: (level: "info" | "warn", message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -84,6 +89,21 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   }, heartbeatMs);
   dispatchTimer.unref();
   seenTimer.unref();
+  // One tick at a time: a slow tick makes the next one wait rather than pile up.
+  let tick: Promise<unknown> | undefined;
+  const schedulerEveryMs = options.schedulerIntervalMs ?? 15_000;
+  const schedulerTimer =
+    schedulerEveryMs > 0
+      ? setInterval(() => {
+          tick ??= services.scheduler
+            .tick()
+            .catch((err) => options.log?.("warn", "scheduler tick failed", { error: String(err) }))
+            .finally(() => {
+              tick = undefined;
+            });
+        }, schedulerEveryMs)
+      : undefined;
+  schedulerTimer?.unref();
 
   return {
     url: `http://${options.host && options.host !== "0.0.0.0" ? options.host : "127.0.0.1"}:${port}`,
@@ -94,6 +114,8 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     async stop() {
       clearInterval(dispatchTimer);
       clearInterval(seenTimer);
+      clearInterval(schedulerTimer);
+      await tick;
       localHub.closeAll("the control plane is stopping; reconnect");
       await localHub.settled();
       for (const ws of wss.clients) ws.terminate();

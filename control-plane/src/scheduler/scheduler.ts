@@ -9,14 +9,14 @@
  * 2. For each, pick its slot: daily, the latest UTC date whose run time is at or before now
  *    (`latestDueSlot`); backfill, its column and range. A slot that already fired (`last_slot`) is
  *    not fired again, only moved on.
- * 3. In one batch per chunk: insert one job per slot with the dedupe key `schedule:<id>:<slot>`
- *    (`ON CONFLICT DO NOTHING`, so a second tick or a second control plane inserts nothing), and
+ * 3. Per chunk, insert one job per slot with the dedupe key `schedule:<id>:<slot>`
+ *    (`ON CONFLICT DO NOTHING`, so a second tick or a second control plane inserts nothing), then
  *    move each schedule's `next_run_at` on (the next date's run time; null after a backfill),
  *    guarded by the `next_run_at` read, so a concurrent edit of the schedule wins.
  * 4. Reap lapsed offers and leases (`JobService.reap`).
  *
- * Bounds: cost follows the due schedules, not the total: each chunk is one indexed read and one
- * batch of two statements whatever the chunk size, because the rows travel as one JSON parameter
+ * Bounds: cost follows the due schedules, not the total: each chunk is one indexed read and two
+ * statements whatever the chunk size, because the rows travel as one JSON parameter
  * (`json_each`), which also keeps D1's limit of 100 bound parameters per statement out of the way.
  * A schedule whose chunk update is lost to a concurrent edit is not read twice in the same tick.
  */
@@ -75,7 +75,7 @@ export class Scheduler {
     return { due, fired, reaped };
   }
 
-  /** Inserts the chunk's jobs and moves its schedules on, in one batch; returns the jobs inserted. */
+  /** Inserts the chunk's jobs and moves its schedules on; returns how many jobs it inserted. */
   private async fire(rows: DueRow[], now: Date): Promise<number> {
     const jobs: JobRow[] = [];
     const moves: { id: string; due: number; slot: string | null; next: number | null }[] = [];
@@ -110,8 +110,12 @@ export class Scheduler {
       });
     }
     const t = now.getTime();
-    const [inserted] = await this.db.batch([
-      this.db.all<{ id: string }>(sql`
+    // Jobs first, then the schedules: if the tick dies between the two, the schedule is still due
+    // and the next tick finds the job's dedupe key taken. (D1 cannot batch raw SQL statements.)
+    const inserted =
+      jobs.length === 0
+        ? []
+        : await this.db.all<{ id: string }>(sql`
         insert into jobs (id, kind, table_id, priority, payload, requires, dedupe_key, trigger, schedule_id,
                           not_before, created_at, updated_at)
         select json_extract(j.value, '$.id'), json_extract(j.value, '$.kind'),
@@ -122,16 +126,15 @@ export class Scheduler {
         from json_each(${JSON.stringify(jobs)}) as j
         where true
         on conflict (dedupe_key) do nothing
-        returning id`),
-      this.db.run(sql`
+        returning id`);
+    await this.db.run(sql`
         update schedules
         set last_slot = json_extract(m.value, '$.slot'), next_run_at = json_extract(m.value, '$.next'),
             updated_at = ${t}
         from json_each(${JSON.stringify(moves)}) as m
         where schedules.id = json_extract(m.value, '$.id')
-          and schedules.next_run_at = json_extract(m.value, '$.due')`),
-    ]);
-    return (inserted as unknown[]).length;
+          and schedules.next_run_at = json_extract(m.value, '$.due')`);
+    return inserted.length;
   }
 
   /** The slot a due schedule fires now, the dates it covers, and when it is due next. */

@@ -28,7 +28,12 @@ export const JobTypeQuery = z.object({
 });
 
 const LOOKBACK = z.number().int().min(0).max(3650);
-const DATE = IsoDateSchema.openapi({ example: "2026-01-31" });
+/**
+ * An optional calendar date. Built by wrapping the shared schema: that instance may predate the
+ * OpenAPI extension of zod (import order), so `.openapi` is only called on wrappers made here.
+ */
+const optionalDate = (description: string) =>
+  IsoDateSchema.optional().openapi({ description, example: "2026-01-31" });
 const COLUMN = z.string().trim().min(1).max(255).openapi({ example: "event_date" });
 
 export const DAILY_FIELDS = ["lookback_start", "lookback_end", "run_time_utc"] as const;
@@ -86,8 +91,8 @@ export const ScheduleCreateSchema = z
     }),
     run_time_utc: RunTimeSchema.optional().openapi({ description: "Daily: HH:MM, 24-hour, UTC." }),
     backfill_col: COLUMN.optional().openapi({ description: "Backfill: the partition column of the range." }),
-    backfill_start_date: DATE.optional().openapi({ description: "Backfill: YYYY-MM-DD, not after the end." }),
-    backfill_end_date: DATE.optional().openapi({ description: "Backfill: YYYY-MM-DD." }),
+    backfill_start_date: optionalDate("Backfill: YYYY-MM-DD, not after the end."),
+    backfill_end_date: optionalDate("Backfill: YYYY-MM-DD."),
     enabled: z.boolean().default(true),
   })
   .superRefine((body, ctx) => {
@@ -120,8 +125,8 @@ export const ScheduleUpdateSchema = z
     run_time_utc: RunTimeSchema.optional(),
     enabled: z.boolean().optional(),
     backfill_col: COLUMN.optional(),
-    backfill_start_date: DATE.optional(),
-    backfill_end_date: DATE.optional(),
+    backfill_start_date: optionalDate("Backfill: YYYY-MM-DD, not after the end."),
+    backfill_end_date: optionalDate("Backfill: YYYY-MM-DD."),
   })
   .refine((body) => Object.keys(body).length > 0, { message: "nothing to update: give at least one field" })
   .openapi("ScheduleUpdate", {
