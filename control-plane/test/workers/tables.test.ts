@@ -6,7 +6,12 @@ import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 
 const ADMIN_KEY = "lsk_workerdtestkey0000000000000000000000000000";
-const worker = () => (exports as unknown as { default: Fetcher }).default;
+const worker = () =>
+  (
+    exports as unknown as {
+      default: Fetcher & { scheduled(options: { scheduledTime: Date; cron: string }): Promise<unknown> };
+    }
+  ).default;
 
 async function call(path: string, init: { method?: string; body?: unknown } = {}) {
   const headers = new Headers({ authorization: `Bearer ${ADMIN_KEY}` });
