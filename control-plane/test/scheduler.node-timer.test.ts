@@ -27,7 +27,7 @@ async function serverWithDueSchedule(schedulerIntervalMs: number) {
   });
   servers.push(server);
   const { services } = server;
-  const { table } = await services.tables.create(
+  const table = await services.tables.create(
     { name: "timer.t", uri: "s3://lake/t", format: "delta", priority: "P2", target_file_size_mb: 512 },
     null,
   );

@@ -3,7 +3,7 @@
  * midnight UTC, missed ticks, disabled schedules, backfills, concurrent ticks, priority and the reaper.
  */
 import { ManualClock } from "@lakesmith/shared";
-import { SCHEDULED_JOB_KINDS } from "@lakesmith/shared/jobs";
+import { backfillSlot, SCHEDULED_JOB_KINDS, scheduleDedupeKey, uriScheme } from "@lakesmith/shared/jobs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Scheduler } from "../src/scheduler/scheduler.ts";
 import { startTestPlane, type TestPlane } from "./harness.ts";
@@ -68,8 +68,8 @@ describe("a daily schedule", () => {
       priority: "P1",
       trigger: "schedule",
       scheduleId: schedule.id,
-      dedupeKey: `schedule:${schedule.id}:2026-03-11`,
-      requires: ["s3"],
+      dedupeKey: scheduleDedupeKey(schedule.id, "2026-03-11"),
+      requires: [uriScheme(`s3://lake/sched.${seq}`)],
       payload: {
         table_id: tableId,
         uri: `s3://lake/sched.${seq}`,
@@ -210,10 +210,12 @@ describe("a backfill schedule", () => {
     expect(job?.payload).toMatchObject({
       date_range: { start: "2026-01-01", end: "2026-01-31" },
       backfill_col: "event_date",
-      slot: "backfill:event_date:2026-01-01..2026-01-31",
+      slot: backfillSlot("event_date", "2026-01-01", "2026-01-31"),
     });
     expect(await scheduleOf(tableId)).toMatchObject({ next_run_at: null, last_slot: job?.payload.slot });
-    expect(job?.dedupeKey).toBe(`schedule:${schedule.id}:backfill:event_date:2026-01-01..2026-01-31`);
+    expect(job?.dedupeKey).toBe(
+      scheduleDedupeKey(schedule.id, backfillSlot("event_date", "2026-01-01", "2026-01-31")),
+    );
 
     // Toggling it off and on does not re-run the same range.
     await admin("PUT", `/api/v1/tables/${tableId}/schedule`, { enabled: false });

@@ -27,7 +27,7 @@ beforeAll(async () => {
   first = createServices({ db: a.db, clock });
   second = createServices({ db: b.db, clock });
   for (let i = 0; i < SCHEDULES; i++) {
-    const { table } = await first.tables.create(
+    const table = await first.tables.create(
       {
         name: `two.${i}`,
         uri: `s3://lake/two/${i}`,

@@ -93,7 +93,7 @@ describe("creating tables", () => {
     const problem = await res.json();
     expect(problem.errors.map((e: { path: string }) => e.path)).toContain(field || "(body)");
     const name = (body as { name?: unknown }).name;
-    if (typeof name === "string") expect((await plane.services.tables.list({ name }, 0, 1)).total).toBe(0);
+    if (typeof name === "string") expect((await plane.services.tables.page({ name }, 0, 1)).total).toBe(0);
   });
 
   it("accepts a local file:/// table location", async () => {
@@ -120,6 +120,23 @@ describe("reading, updating and deleting a table", () => {
     const missing = await admin("GET", "/api/v1/tables/tbl_nope");
     expect(missing.status).toBe(404);
     expect((await missing.json()).detail).toContain("tbl_nope");
+  });
+
+  it("embeds schedules exactly as the schedule routes return them, in GET and in the list", async () => {
+    const table = await activeTable(plane, "embed.same");
+    await admin("POST", `/api/v1/tables/${table.id}/schedule?job_type=vacuum`, {
+      schedule_type: "backfill",
+      backfill_col: "d",
+      backfill_start_date: "2026-01-01",
+      backfill_end_date: "2026-01-02",
+      enabled: false,
+    });
+    await admin("PUT", `/api/v1/tables/${table.id}/schedule?job_type=vacuum`, { backfill_col: "e" });
+    const schedule = await (await admin("GET", `/api/v1/tables/${table.id}/schedule?job_type=vacuum`)).json();
+    const got = await (await admin("GET", `/api/v1/tables/${table.id}`)).json();
+    expect(got.schedule.vacuum).toEqual(schedule);
+    const listed = await (await admin("GET", "/api/v1/tables?name=embed.same")).json();
+    expect(listed.items[0]).toEqual(got);
   });
 
   it("updates priority and target file size, leaving other fields alone", async () => {
@@ -179,17 +196,10 @@ describe("listing tables", () => {
   beforeAll(async () => {
     lister = await startTestPlane();
     call = adminCall(lister);
-    for (let i = 0; i < 7; i++) await createTable(lister, `t${i}`);
-    for (const i of [1, 3, 5])
-      await finishOnboarding(
-        lister,
-        (await lister.services.tables.list({ name: `t${i}` }, 0, 1)).items[0]?.table.id as string,
-      );
-    await finishOnboarding(
-      lister,
-      (await lister.services.tables.list({ name: "t6" }, 0, 1)).items[0]?.table.id as string,
-      { error: "no such bucket" },
-    );
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push((await createTable(lister, `t${i}`)).id);
+    for (const i of [1, 3, 5]) await finishOnboarding(lister, ids[i] as string);
+    await finishOnboarding(lister, ids[6] as string, { error: "no such bucket" });
   });
   afterAll(() => lister.close());
 

@@ -4,8 +4,9 @@
  *
  * A daily schedule has one slot per UTC date: the date's `run_time_utc`. A new or re-timed
  * schedule first runs at the next occurrence at or after now (cron semantics: one created at 10:00
- * for 02:00 first runs tomorrow). A tick that comes late fires the latest slot that is due, once;
- * slots missed while the control plane was down for days are not replayed one by one.
+ * for 02:00 first runs tomorrow). The tick (`scheduler/fire.ts`, in SQL) fires the latest slot
+ * that is due, once, over `[date - lookback_start, date - lookback_end]`; slots missed while the
+ * control plane was down for days are not replayed one by one.
  */
 
 const DAY_MS = 86_400_000;
@@ -40,15 +41,4 @@ export function nextOccurrence(runTimeUtc: string, from: Date, skipSlot?: string
   if (slotInstant(date, runTimeUtc) < from) date = addDays(date, 1);
   if (date === skipSlot) date = addDays(date, 1);
   return slotInstant(date, runTimeUtc);
-}
-
-/** The latest slot date whose instant is at or before `now`: today's, or yesterday's before its time. */
-export function latestDueSlot(runTimeUtc: string, now: Date): string {
-  const today = utcDate(now);
-  return slotInstant(today, runTimeUtc) <= now ? today : addDays(today, -1);
-}
-
-/** The partition dates a daily run covers: `[slot - lookbackStart, slot - lookbackEnd]`. */
-export function lookbackRange(slot: string, lookbackStart: number, lookbackEnd: number) {
-  return { start: addDays(slot, -lookbackStart), end: addDays(slot, -lookbackEnd) };
 }

@@ -2,14 +2,12 @@
 import { z } from "@hono/zod-openapi";
 import {
   type inventoryHistory,
-  type LakeTable,
   ONBOARDING_STATUSES,
   PRIORITIES,
   SCHEDULE_JOB_TYPES,
-  type Schedule,
   TABLE_FORMATS,
 } from "../db/schema.ts";
-import { ScheduleSchema, scheduleToWire } from "../schedules/schemas.ts";
+import { ScheduleSchema } from "../schedules/schemas.ts";
 
 /**
  * `<scheme>://<bucket>/<path>`: a lower-case scheme, a bucket (or account/container) and a
@@ -93,7 +91,6 @@ export const TableSchema = z
     updated_at: z.string().nullable(),
   })
   .openapi("Table");
-export type TableWire = z.infer<typeof TableSchema>;
 
 export const TableCreateSchema = z
   .strictObject({
@@ -136,30 +133,6 @@ export const InventoryHistorySchema = z
     changed_at: z.string(),
   })
   .openapi("InventoryHistoryRecord");
-
-const iso = (d: Date | null) => d?.toISOString() ?? null;
-
-export function tableToWire(table: LakeTable, schedules: readonly Schedule[]): TableWire {
-  const schedule = { crunch: null, vacuum: null, partition_expiration: null } as TableWire["schedule"];
-  for (const s of schedules) schedule[s.jobType] = scheduleToWire(s);
-  return {
-    id: table.id,
-    name: table.name,
-    uri: table.uri,
-    format: table.format,
-    priority: table.priority,
-    target_file_size_mb: table.targetFileSizeMb,
-    inventory_report_uri: table.inventoryReportUri,
-    onboarding_status: table.onboardingStatus,
-    onboarding_error: table.onboardingError,
-    onboarding_job_id: table.onboardingJobId,
-    recipe: table.recipe ?? null,
-    onboarded_at: iso(table.onboardedAt),
-    schedule,
-    created_at: table.createdAt.toISOString(),
-    updated_at: iso(table.updatedAt),
-  };
-}
 
 export function inventoryToWire(row: typeof inventoryHistory.$inferSelect) {
   return {

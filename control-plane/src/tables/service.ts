@@ -5,8 +5,9 @@
  * its inventory history and job history stay.
  *
  * Lists cost what the page costs: rows come from the (status, name) or name index, their schedules
- * from one indexed lookup, and the total from `table_status_counts` (kept by triggers) unless the
- * list is filtered by name, which matches at most one row.
+ * from the (table_id, job_type) index, the whole page is built as one JSON text by SQLite, and the
+ * total comes from `table_status_counts` (kept by triggers) unless the list is filtered by name,
+ * which matches at most one row.
  */
 import { type Clock, newId } from "@lakesmith/shared";
 import { and, asc, count, desc, eq, type SQL, sql, sum } from "drizzle-orm";
@@ -16,7 +17,6 @@ import {
   type LakeTable,
   lakeTables,
   type OnboardingStatus,
-  type Schedule,
   schedules,
   tableStatusCounts,
 } from "../db/schema.ts";
@@ -25,11 +25,7 @@ import { ApiError, notFound } from "../http/problem.ts";
 import type { JobService } from "../jobs/service.ts";
 import type { OnboardingService } from "../onboarding/service.ts";
 import type { TableCreate, TableUpdate } from "./schemas.ts";
-
-export interface TableWithSchedules {
-  table: LakeTable;
-  schedules: Schedule[];
-}
+import { tableJson } from "./view.ts";
 
 export interface TableFilter {
   status?: OnboardingStatus | undefined;
@@ -44,30 +40,37 @@ export class TableService {
     private readonly onboarding: OnboardingService,
   ) {}
 
-  /** Tables by name, with their schedules. */
-  async list(filter: TableFilter, offset: number, limit: number): Promise<Page<TableWithSchedules>> {
+  /**
+   * A page of tables by name, as the JSON text of the page's `items` (see `view.ts`), and the total
+   * that matches the filters.
+   */
+  async page(
+    filter: TableFilter,
+    offset: number,
+    limit: number,
+  ): Promise<{ itemsJson: string; total: number; offset: number; limit: number }> {
     const conditions = [
       filter.status ? eq(lakeTables.onboardingStatus, filter.status) : undefined,
       filter.name !== undefined ? eq(lakeTables.name, filter.name) : undefined,
     ].filter((c): c is SQL => c !== undefined);
     const where = conditions.length ? and(...conditions) : undefined;
-    const [rows, total] = await Promise.all([
+    const rows = this.db
+      .select({ item: sql<string>`${tableJson}`.as("item") })
+      .from(lakeTables)
+      .where(where)
+      .orderBy(asc(lakeTables.name))
+      .limit(limit)
+      .offset(offset)
+      .as("page");
+    const [[page], total] = await Promise.all([
+      // Concatenated, not json_group_array(json(item)): each item is JSON text already, and parsing
+      // it again cost more than building it.
       this.db
-        .select()
-        .from(lakeTables)
-        .where(where)
-        .orderBy(asc(lakeTables.name))
-        .limit(limit)
-        .offset(offset),
+        .select({ items: sql<string>`'[' || coalesce(group_concat(${rows.item}, ','), '') || ']'` })
+        .from(rows),
       this.total(filter, where),
     ]);
-    const bySchedule = await this.schedulesOf(rows.map((r) => r.id));
-    return {
-      items: rows.map((table) => ({ table, schedules: bySchedule.get(table.id) ?? [] })),
-      total,
-      offset,
-      limit,
-    };
+    return { itemsJson: page?.items ?? "[]", total, offset, limit };
   }
 
   private async total(filter: TableFilter, where: SQL | undefined): Promise<number> {
@@ -82,16 +85,11 @@ export class TableService {
     return row?.n ?? 0;
   }
 
-  /** Schedules of many tables in one indexed query (one bound parameter, whatever the page size). */
-  private async schedulesOf(tableIds: string[]): Promise<Map<string, Schedule[]>> {
-    const out = new Map<string, Schedule[]>();
-    if (tableIds.length === 0) return out;
-    const rows = await this.db
-      .select()
-      .from(schedules)
-      .where(sql`${schedules.tableId} in (select value from json_each(${JSON.stringify(tableIds)}))`);
-    for (const row of rows) out.set(row.tableId, [...(out.get(row.tableId) ?? []), row]);
-    return out;
+  /** The table as the JSON text of its `TableSchema`, schedules embedded; 404 when it is missing. */
+  async json(id: string): Promise<string> {
+    const [row] = await this.db.select({ json: tableJson }).from(lakeTables).where(eq(lakeTables.id, id));
+    if (!row) throw notFound("Table", id);
+    return row.json;
   }
 
   async find(id: string): Promise<LakeTable | undefined> {
@@ -99,14 +97,8 @@ export class TableService {
     return table;
   }
 
-  async get(id: string): Promise<TableWithSchedules> {
-    const table = await this.find(id);
-    if (!table) throw notFound("Table", id);
-    return { table, schedules: (await this.schedulesOf([id])).get(id) ?? [] };
-  }
-
   /** Registers a table and queues its onboarding; 409 when the name is taken. */
-  async create(input: TableCreate, actor: string | null): Promise<TableWithSchedules> {
+  async create(input: TableCreate, actor: string | null): Promise<LakeTable> {
     const now = this.clock.now();
     const id = newId("tbl");
     const row = {
@@ -145,11 +137,11 @@ export class TableService {
       throw err;
     }
     this.jobs.notifyWork();
-    return { table: created[0] as LakeTable, schedules: [] };
+    return created[0] as LakeTable;
   }
 
   /** Updates priority, target file size and the inventory report URI (recorded when it changes). */
-  async update(id: string, patch: TableUpdate, actor: string | null): Promise<TableWithSchedules> {
+  async update(id: string, patch: TableUpdate, actor: string | null): Promise<LakeTable> {
     const current = await this.find(id);
     if (!current) throw notFound("Table", id);
     const now = this.clock.now();
@@ -180,7 +172,7 @@ export class TableService {
         )[0]
       : await update;
     if (!updated) throw notFound("Table", id);
-    return this.get(id);
+    return updated;
   }
 
   /** Deletes the table and its schedules, and cancels its jobs that have not started. */
@@ -197,7 +189,11 @@ export class TableService {
   }
 
   /** Inventory report URI changes, newest first; still readable after the table is deleted. */
-  async inventoryHistory(id: string, offset: number, limit: number) {
+  async inventoryHistory(
+    id: string,
+    offset: number,
+    limit: number,
+  ): Promise<Page<typeof inventoryHistory.$inferSelect>> {
     const where = eq(inventoryHistory.tableId, id);
     const [items, [total]] = await Promise.all([
       this.db
