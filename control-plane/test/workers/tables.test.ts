@@ -61,6 +61,17 @@ describe("tables in workerd", () => {
     };
     expect(jobs.items).toHaveLength(1);
     expect(jobs.items[0]?.payload.date_range).toEqual({ start: "2026-01-01", end: "2026-01-02" });
-    expect((await call(`/api/v1/tables/${table.id}`)).status).toBe(200);
+    const got = (await (await call(`/api/v1/tables/${table.id}`)).json()) as {
+      schedule: {
+        crunch: { schedule_type: string; enabled: boolean; next_run_at: string | null };
+        vacuum: null;
+      };
+    };
+    expect(got.schedule.crunch).toMatchObject({
+      schedule_type: "backfill",
+      enabled: true,
+      next_run_at: null,
+    });
+    expect(got.schedule.vacuum).toBeNull();
   });
 });
