@@ -22,8 +22,12 @@ export async function openNodeDatabase(url: string, authToken?: string): Promise
   const client = createClient({ url, ...(authToken ? { authToken } : {}) });
   if (url.startsWith("file:")) {
     // WAL lets readers run beside the single writer; busy_timeout rides out short write locks.
+    // synchronous=NORMAL (the usual setting with WAL) syncs at checkpoints, not on every commit: a
+    // crash of the process loses nothing, a power cut may lose the last commits but never corrupts.
+    // Lost job moves are safe to lose: leases lapse and jobs are idempotent by their id.
     await client.execute("PRAGMA journal_mode = WAL");
     await client.execute("PRAGMA busy_timeout = 5000");
+    await client.execute("PRAGMA synchronous = NORMAL");
   }
   await client.execute("PRAGMA foreign_keys = ON");
   const db = drizzle(client, { schema });
