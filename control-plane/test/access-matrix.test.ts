@@ -19,7 +19,15 @@ const ADMIN_ONLY = [
   /^\/docs$/,
   /^\/redoc$/,
 ];
-const ADMIN_WRITES = [/^\/api\/v1\/config$/, /^\/api\/v1\/feature-flags(\/|$)/];
+const ADMIN_WRITES = [
+  /^\/api\/v1\/config$/,
+  /^\/api\/v1\/feature-flags(\/|$)/,
+  // Agent tokens are created and revoked by Admins; diagnostic jobs are an Admin's tool.
+  /^\/api\/v1\/agents(\/\{id\})?$/,
+  /^\/api\/v1\/jobs$/,
+];
+/** Routes that take no user credential at all: agents connect with their own token. */
+const AGENT_TOKEN_ONLY = [/^\/api\/v1\/agents\/connect$/];
 
 /** Resource group of each path, for API key scopes; first match wins. */
 const RESOURCE_GROUPS: [RegExp, string][] = [
@@ -30,6 +38,8 @@ const RESOURCE_GROUPS: [RegExp, string][] = [
   [/^\/api\/v1\/slots\//, "schedules"],
   [/^\/api\/v1\/(tables|onboarding)(\/|$)/, "tables"],
   [/^\/api\/v1\/api-keys(\/|$)/, "admin"],
+  [/^\/api\/v1\/crunch(\/|$)/, "crunch"],
+  [/^\/api\/v1\/(agents|jobs)(\/|$)/, "agents"],
   [/^\/(openapi\.json|docs|redoc)$/, "admin"],
 ];
 
@@ -53,12 +63,15 @@ const RANK = { Viewer: 0, Editor: 1, Admin: 2 } as const;
 
 let plane: TestPlane;
 let operations: Operation[];
+let agentOnly: Operation[];
 let tokens: Record<"Viewer" | "Editor" | "Admin", string>;
 let tablesReadKey: string;
 
 beforeAll(async () => {
   plane = await startTestPlane();
-  operations = await operationsOf(plane);
+  const all = await operationsOf(plane);
+  agentOnly = all.filter((op) => AGENT_TOKEN_ONLY.some((p) => p.test(op.path)));
+  operations = all.filter((op) => !agentOnly.includes(op));
   tokens = {
     Viewer: (await plane.userWithRole("Viewer")).token,
     Editor: (await plane.userWithRole("Editor")).token,
@@ -119,6 +132,16 @@ describe("every route in the OpenAPI document", () => {
         needed === "public" || needed === "authenticated" || expectedScope(op) === "tables:read";
       if (allowed) expect([401, 403], name).not.toContain(res.status);
       else expect(res.status, name).toBe(403);
+    }
+  });
+
+  it("keeps the agents' socket closed to every user credential", async () => {
+    expect(agentOnly.length).toBeGreaterThan(0);
+    for (const op of agentOnly) {
+      expect(op.access?.kind, op.path).toBe("public");
+      for (const token of [undefined, tokens.Viewer, tokens.Admin, tablesReadKey, ADMIN_KEY]) {
+        expect((await send(op, token)).status, `${op.method} ${op.path}`).toBe(401);
+      }
     }
   });
 

@@ -208,6 +208,21 @@ describe("API keys", () => {
     }
   });
 
+  it("ends an access token at its expiry by the service's clock", async () => {
+    const clock = new ManualClock(new Date("2030-06-01T00:00:00Z"));
+    const timed = await startTestPlane({ clock });
+    try {
+      const { access_token, expires_in } = await timed.login("admin", ADMIN_PASSWORD);
+      expect((await timed.call("GET", "/api/v1/health", { token: access_token })).status).toBe(200);
+      clock.advance(expires_in * 1000 - 1000);
+      expect((await timed.call("GET", "/api/v1/health", { token: access_token })).status).toBe(200);
+      clock.advance(1000);
+      expect((await timed.call("GET", "/api/v1/health", { token: access_token })).status).toBe(401);
+    } finally {
+      timed.close();
+    }
+  });
+
   it("only Admin may create keys", async () => {
     const editor = await plane.userWithRole("Editor");
     const res = await plane.call("POST", "/api/v1/api-keys", {

@@ -116,8 +116,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
       clearInterval(seenTimer);
       clearInterval(schedulerTimer);
       await tick;
-      localHub.closeAll("the control plane is stopping; reconnect");
-      await localHub.settled();
+      await localHub.closeAll("the control plane is stopping; reconnect");
       for (const ws of wss.clients) ws.terminate();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

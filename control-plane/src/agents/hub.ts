@@ -69,6 +69,7 @@ export class LocalHub implements Hub {
   private roundWanted = false;
   private idle: Promise<void> = Promise.resolve();
   private rotation = 0;
+  private stopping = false;
 
   constructor(
     private readonly jobs: JobService,
@@ -96,6 +97,7 @@ export class LocalHub implements Hub {
 
   /** Handles one frame; resolves once it is handled (tests and the DO may wait for it). */
   message(agentId: string, socket: AgentSocket, data: string): Promise<void> {
+    if (this.stopping) return Promise.resolve(); // The socket is closing; the agent will say it again.
     const session = this.sessions.get(agentId);
     if (!session || session.socket !== socket) {
       socket.close(CLOSE.REPLACED, "this connection was replaced by a newer one");
@@ -131,6 +133,7 @@ export class LocalHub implements Hub {
   }
 
   poke(): void {
+    if (this.stopping) return;
     if (this.roundRunning) {
       this.roundWanted = true;
       return;
@@ -156,10 +159,17 @@ export class LocalHub implements Hub {
     session.socket.close(CLOSE.REVOKED, reason);
   }
 
-  /** Closes every socket (the control plane is stopping); agents reconnect to its successor. */
-  closeAll(reason: string): void {
-    for (const session of this.sessions.values()) session.socket.close(CLOSE.GOING_AWAY, reason);
+  /**
+   * Closes every socket (the control plane is stopping; agents reconnect to its successor) and
+   * resolves once the frames already taken in are handled, so none runs against a closed database.
+   */
+  async closeAll(reason: string): Promise<void> {
+    this.stopping = true;
+    const sessions = [...this.sessions.values()];
     this.sessions.clear();
+    for (const session of sessions) session.socket.close(CLOSE.GOING_AWAY, reason);
+    await Promise.all(sessions.map((s) => s.queue));
+    await this.idle;
   }
 
   private async handle(session: Session, data: string): Promise<void> {

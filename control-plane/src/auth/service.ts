@@ -98,10 +98,19 @@ export class AuthService {
   private async authenticateToken(token: string): Promise<Principal> {
     let payload: Record<string, unknown>;
     try {
-      payload = await verify(token, await this.signingKey(), "HS256");
+      // Time claims are checked against the service's clock (the one that issued them), not Date.now().
+      payload = await verify(token, await this.signingKey(), {
+        alg: "HS256",
+        exp: false,
+        nbf: false,
+        iat: false,
+      });
     } catch {
       throw unauthorized("The access token is invalid or expired; refresh it or log in again.");
     }
+    const nowS = this.clock.now().getTime() / 1000;
+    if (typeof payload.exp !== "number" || payload.exp <= nowS)
+      throw unauthorized("The access token is invalid or expired; refresh it or log in again.");
     if (payload.typ !== "access" || typeof payload.sub !== "string")
       throw unauthorized("Not an access token.");
     const [user] = await this.db

@@ -92,7 +92,7 @@ describe("agents in workerd", () => {
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
 
-    const offer = (await socket.next("offer")) as { job: { id: string; fence: number } };
+    const offer = (await socket.next("offer")) as unknown as { job: { id: string; fence: number } };
     expect(offer.job.id).toBe(id);
     socket.send({ type: "ack", job_id: id, fence: offer.job.fence });
     await socket.next("leased");
