@@ -193,38 +193,50 @@ describe("agents and job leasing over WebSockets", () => {
 });
 
 describe("agent kills under load", () => {
-  it("loses no job when agents die mid-run: every job ends succeeded once", async () => {
+  it("runs 2,000 jobs on 20 agents while random agents die: every job ends succeeded, none is lost", async () => {
+    // Seeded, so a failure can be replayed: LAKESMITH_TEST_SEED=<seed printed below>.
+    const seed = Number(process.env.LAKESMITH_TEST_SEED ?? Date.now() % 1_000_000);
+    console.log(`agent kills under load: seed ${seed}`);
+    let state = seed;
+    const random = () => {
+      state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return state / 2_147_483_648;
+    };
+
     plane = await startPlane();
     const log = newRunLog();
     const fleet = await Promise.all(
-      Array.from({ length: 10 }, () => agent(plane as TestPlane, log, { concurrency: 3 })),
+      Array.from({ length: 20 }, () => agent(plane as TestPlane, log, { concurrency: 3 })),
     );
     const jobs = plane.server.services.jobs;
     const ids: string[] = [];
-    for (let i = 0; i < 300; i++)
-      ids.push((await jobs.enqueue({ kind: "sleep", payload: { ms: 40 + (i % 5) * 20 } })).job.id);
+    for (let i = 0; i < 2000; i++)
+      ids.push(
+        (await jobs.enqueue({ kind: "sleep", payload: { ms: 5 + Math.floor(random() * 30) } })).job.id,
+      );
 
-    // Kill four agents one after another while work is in flight (no release, no result: their
-    // leases lapse), and bring replacements.
-    for (const victim of fleet.slice(0, 4)) {
-      await new Promise((r) => setTimeout(r, 250));
-      await victim.agent.stop();
-      await agent(plane, log, { concurrency: 3 });
+    // Kill six random agents at random moments while work is in flight (no release, no result:
+    // their leases lapse), and bring a replacement for each.
+    for (let k = 0; k < 6; k++) {
+      await new Promise((r) => setTimeout(r, 200 + random() * 800));
+      const [victim] = fleet.splice(Math.floor(random() * fleet.length), 1);
+      await victim?.agent.stop();
+      fleet.push(await agent(plane, log, { concurrency: 3 }));
     }
     await eventually(
-      async () => ((await jobs.list({ status: "succeeded" }, 0, 1)).total === 300 ? true : undefined),
-      30_000,
-      "300 succeeded jobs",
+      async () => ((await jobs.list({ status: "succeeded" }, 0, 1)).total === 2000 ? true : undefined),
+      90_000,
+      "2,000 succeeded jobs",
     );
-    const all = (await jobs.list({}, 0, 1000)).items;
-    expect(all).toHaveLength(300);
+    const all = (await jobs.list({}, 0, 5000)).items;
+    expect(all).toHaveLength(2000);
     expect(all.every((j) => j.status === "succeeded")).toBe(true);
     expect(ids.every((id) => (log.runs.get(id) ?? 0) >= 1)).toBe(true);
     // The kills hit running jobs; a job ran twice only as a new attempt after its agent died.
     expect(all.some((j) => j.attempt >= 2)).toBe(true);
     const rerun = all.filter((j) => (log.runs.get(j.id) ?? 0) > 1);
     expect(rerun.every((j) => j.attempt >= 2)).toBe(true);
-  }, 60_000);
+  }, 150_000);
 });
 
 describe("npm start", () => {
