@@ -1,0 +1,28 @@
+import { createReadStream } from "node:fs";
+import { Readable } from "node:stream";
+import type { WriteSource } from "./types.ts";
+
+/** The bytes of a write source as a Node stream. */
+export function sourceStream(source: WriteSource): Readable {
+  if (typeof source === "string") return Readable.from([Buffer.from(source, "utf8")]);
+  if (source instanceof Uint8Array) return Readable.from([source]);
+  if (source instanceof Readable) return source;
+  if ("file" in source) return createReadStream(source.file);
+  return Readable.from(source);
+}
+
+/** Reads a whole source into memory, for writes that need the length up front. */
+export async function sourceBytes(source: WriteSource): Promise<Buffer> {
+  if (typeof source === "string") return Buffer.from(source, "utf8");
+  if (source instanceof Uint8Array) return Buffer.from(source.buffer, source.byteOffset, source.byteLength);
+  const chunks: Buffer[] = [];
+  for await (const chunk of sourceStream(source)) chunks.push(Buffer.from(chunk as Uint8Array));
+  return Buffer.concat(chunks);
+}
+
+/** Reads a stream to its end; for small objects such as Delta log entries. */
+export async function readAll(stream: AsyncIterable<Uint8Array>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}

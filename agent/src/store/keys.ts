@@ -1,0 +1,25 @@
+import { StoreError } from "./types.ts";
+
+/**
+ * Refuses keys whose meaning would depend on the backend: S3 keeps `a/../b` literally while a file
+ * system resolves it (and could leave the root), so both stores accept only plain relative keys.
+ */
+export function checkKey(key: string): string {
+  if (key === "") throw new StoreError("invalid_key", "an object key can't be empty");
+  checkPrefix(key);
+  if (key.endsWith("/")) throw new StoreError("invalid_key", `object key '${key}' ends with '/'`);
+  return key;
+}
+
+/** A list prefix follows the key rules, except that it may be empty or end with `/`. */
+export function checkPrefix(prefix: string): string {
+  if (prefix.startsWith("/"))
+    throw new StoreError("invalid_key", `key '${prefix}' must be relative to the root`);
+  if (prefix.includes("\0") || prefix.includes("\\"))
+    throw new StoreError("invalid_key", `key '${prefix}' contains a NUL or a backslash`);
+  const segments = prefix.split("/");
+  if (prefix.endsWith("/")) segments.pop();
+  if (prefix !== "" && segments.some((s) => s === "" || s === "." || s === ".."))
+    throw new StoreError("invalid_key", `key '${prefix}' has an empty, '.' or '..' segment`);
+  return prefix;
+}

@@ -1,0 +1,55 @@
+import { randomBytes } from "node:crypto";
+import { open, rename, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import type { Readable } from "node:stream";
+
+/** Marks temporary files so `file://` listings can skip writes still in progress. */
+export const TEMP_MARK = ".lakesmith-tmp-";
+
+/**
+ * A fresh temporary path in the same folder as `path`: same folder means same file system, so the
+ * final `rename` or `link` is atomic.
+ */
+export function tempPathFor(path: string): string {
+  return join(dirname(path), `.${basename(path)}${TEMP_MARK}${randomBytes(6).toString("hex")}`);
+}
+
+/**
+ * Writes a stream to a new file (`wx`: never an existing one) and syncs it, so that once it is
+ * renamed or linked into place its content survives a crash. Removes the file if anything fails.
+ */
+export async function writeSynced(path: string, stream: Readable): Promise<number> {
+  const handle = await open(path, "wx");
+  let bytes = 0;
+  try {
+    for await (const chunk of stream) {
+      const data = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Uint8Array);
+      let offset = 0;
+      while (offset < data.byteLength) {
+        const { bytesWritten } = await handle.write(data, offset, data.byteLength - offset);
+        offset += bytesWritten;
+      }
+      bytes += data.byteLength;
+    }
+    await handle.sync();
+  } catch (err) {
+    await handle.close().catch(() => {});
+    await unlink(path).catch(() => {});
+    throw err;
+  }
+  await handle.close();
+  return bytes;
+}
+
+/** Writes a stream to `path` through a temporary file and a rename: the file appears only complete. */
+export async function replaceAtomically(path: string, stream: Readable): Promise<number> {
+  const temp = tempPathFor(path);
+  const bytes = await writeSynced(temp, stream);
+  try {
+    await rename(temp, path);
+  } catch (err) {
+    await unlink(temp).catch(() => {});
+    throw err;
+  }
+  return bytes;
+}
