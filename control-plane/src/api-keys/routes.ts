@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { ALL_SCOPES, access, principalId, type Scope } from "../auth/access.ts";
 import type { ApiKey } from "../db/schema.ts";
 import { jsonBody, jsonResponse, problemResponse } from "../http/openapi.ts";
+import { pageOf, pageOfAll, pageQuery } from "../http/pagination.ts";
 import { defineRoute } from "../http/route.ts";
 import { newRouter } from "../http/router.ts";
 
@@ -58,7 +59,8 @@ const list = defineRoute({
   tags,
   summary: "List API keys (never their secrets)",
   access: access.admin(),
-  responses: { 200: jsonResponse("Keys, newest first.", z.object({ items: z.array(ApiKeySchema) })) },
+  request: { query: pageQuery(100, 1000) },
+  responses: { 200: jsonResponse("Keys, newest first.", pageOf(ApiKeySchema, "ApiKeyList")) },
 });
 const remove = defineRoute({
   method: "delete",
@@ -96,7 +98,10 @@ export const apiKeyRoutes = newRouter()
     });
     return c.json({ id: record.id, key, api_key: toWire(record) }, 201);
   })
-  .openapi(list, async (c) => c.json({ items: (await c.var.services.apiKeys.list()).map(toWire) }, 200))
+  .openapi(list, async (c) => {
+    const { offset, limit } = c.req.valid("query");
+    return c.json(pageOfAll((await c.var.services.apiKeys.list()).map(toWire), offset, limit), 200);
+  })
   .openapi(remove, async (c) => {
     await c.var.services.apiKeys.delete(c.req.valid("param").id);
     return c.body(null, 204);

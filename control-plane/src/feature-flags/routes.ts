@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { access } from "../auth/access.ts";
 import { jsonBody, jsonResponse } from "../http/openapi.ts";
+import { pageOf, pageOfAll, pageQuery } from "../http/pagination.ts";
 import { defineRoute } from "../http/route.ts";
 import { newRouter } from "../http/router.ts";
 
@@ -22,7 +23,8 @@ const list = defineRoute({
   tags,
   summary: "Flags that were ever set",
   access: access.read("config"),
-  responses: { 200: jsonResponse("Flags by key.", z.object({ items: z.array(FlagSchema) })) },
+  request: { query: pageQuery(100, 1000) },
+  responses: { 200: jsonResponse("Flags by key.", pageOf(FlagSchema, "FeatureFlagList")) },
 });
 const get = defineRoute({
   method: "get",
@@ -47,7 +49,10 @@ const set = defineRoute({
 });
 
 export const featureFlagRoutes = newRouter()
-  .openapi(list, async (c) => c.json({ items: await c.var.services.featureFlags.list() }, 200))
+  .openapi(list, async (c) => {
+    const { offset, limit } = c.req.valid("query");
+    return c.json(pageOfAll(await c.var.services.featureFlags.list(), offset, limit), 200);
+  })
   .openapi(get, async (c) => c.json(await c.var.services.featureFlags.get(c.req.valid("param").key), 200))
   .openapi(set, async (c) =>
     c.json(await c.var.services.featureFlags.set(c.req.valid("param").key, c.req.valid("json").enabled), 200),

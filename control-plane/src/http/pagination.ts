@@ -34,3 +34,8 @@ export interface Page<T> {
   offset: number;
   limit: number;
 }
+
+/** A page of a list that is small enough to read whole (API keys, feature flags). */
+export function pageOfAll<T>(all: readonly T[], offset: number, limit: number): Page<T> {
+  return { items: all.slice(offset, offset + limit), total: all.length, offset, limit };
+}
