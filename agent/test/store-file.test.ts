@@ -18,6 +18,7 @@ afterAll(async () => {
 objectStoreContract("file://", {
   store: async () => storeFor(`file://${await freshRoot()}/table/`),
   enforcesIfAbsent: true,
+  listsInKeyOrder: true,
 });
 
 describe("FileStore", () => {
