@@ -19,7 +19,7 @@ import type { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { sourceStream } from "./body.ts";
 import { checkKey, checkPrefix } from "./keys.ts";
-import { replaceAtomically, TEMP_MARK, tempPathFor, writeSynced } from "./local.ts";
+import { downloadObject, replaceAtomically, TEMP_MARK, tempPathFor, writeSynced } from "./local.ts";
 import {
   type ByteRange,
   type DeleteResult,
@@ -99,11 +99,8 @@ export class FileStore implements ObjectStore {
     return createReadStream(path, range ? { start: range.start, end: range.end } : {});
   }
 
-  async download(key: string, localPath: string): Promise<ObjectInfo> {
-    const info = await this.head(key);
-    if (!info) throw new StoreError("not_found", `no object at ${this.uriOf(key)}`);
-    await replaceAtomically(resolve(localPath), await this.read(key));
-    return info;
+  download(key: string, localPath: string): Promise<ObjectInfo> {
+    return downloadObject(this, key, localPath);
   }
 
   async write(key: string, source: WriteSource): Promise<void> {

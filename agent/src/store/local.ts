@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { open, rename, unlink } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
+import { type ObjectInfo, type ObjectStore, StoreError } from "./types.ts";
 
 /** Marks temporary files so `file://` listings can skip writes still in progress. */
 export const TEMP_MARK = ".lakesmith-tmp-";
@@ -52,4 +53,16 @@ export async function replaceAtomically(path: string, stream: Readable): Promise
     throw err;
   }
   return bytes;
+}
+
+/** Copies an object to a local file (atomically: the file appears whole or not at all). */
+export async function downloadObject(
+  store: Pick<ObjectStore, "head" | "read" | "uriOf">,
+  key: string,
+  localPath: string,
+): Promise<ObjectInfo> {
+  const info = await store.head(key);
+  if (!info) throw new StoreError("not_found", `no object at ${store.uriOf(key)}`);
+  await replaceAtomically(resolve(localPath), await store.read(key));
+  return info;
 }

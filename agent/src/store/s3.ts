@@ -17,7 +17,6 @@
  *   object and answers 412, so a caller that must know who won (a Delta commit) compares content.
  */
 
-import { resolve } from "node:path";
 import type { Readable } from "node:stream";
 import {
   DeleteObjectsCommand,
@@ -31,7 +30,7 @@ import {
 import { Upload } from "@aws-sdk/lib-storage";
 import { sourceBytes, sourceStream } from "./body.ts";
 import { checkKey, checkPrefix } from "./keys.ts";
-import { replaceAtomically } from "./local.ts";
+import { downloadObject } from "./local.ts";
 import {
   type ByteRange,
   type DeleteResult,
@@ -146,11 +145,8 @@ export class S3Store implements ObjectStore {
     }
   }
 
-  async download(key: string, localPath: string): Promise<ObjectInfo> {
-    const info = await this.head(key);
-    if (!info) throw new StoreError("not_found", `no object at ${this.uriOf(key)}`);
-    await replaceAtomically(resolve(localPath), await this.read(key));
-    return info;
+  download(key: string, localPath: string): Promise<ObjectInfo> {
+    return downloadObject(this, key, localPath);
   }
 
   async write(key: string, source: WriteSource): Promise<void> {
