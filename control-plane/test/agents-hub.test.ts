@@ -11,6 +11,7 @@ import { ManualClock } from "@lakesmith/shared";
 import { CLOSE } from "@lakesmith/shared/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type NodeServer, startNodeServer } from "../src/adapter/node-server.ts";
+import { type AgentSocket, LocalHub } from "../src/agents/hub.ts";
 import { connectAgent, hello, type TestAgentSocket } from "./support/agent-client.ts";
 
 const ADMIN_KEY = `lsk_${"h".repeat(40)}`;
@@ -458,5 +459,45 @@ describe("reconnects", () => {
       "the job to succeed after the restart",
     );
     expect(done.attempt).toBe(1);
+  });
+});
+
+describe("a hub woken from hibernation", () => {
+  /** A socket as the Durable Object hands it to the hub: frames sent are kept to be read back. */
+  function memorySocket() {
+    const sent: { type: string; [k: string]: unknown }[] = [];
+    const socket: AgentSocket = { send: (text) => sent.push(JSON.parse(text)), close: () => {} };
+    return { socket, sent };
+  }
+
+  it("rebuilds a session from its stored state and goes on without a new hello", async () => {
+    const { id: agentId } = await newAgentToken();
+    const { jobs, agents } = plane.services;
+    const before = new LocalHub(jobs, agents, clock);
+    const first = memorySocket();
+    before.open({ agentId, connectedAt: clock.now().getTime() }, first.socket);
+    await before.message(agentId, first.socket, JSON.stringify(hello({ capacity: 1 })));
+    expect(first.sent.map((m) => m.type)).toEqual(["welcome"]);
+    const stored = structuredClone(before.sessionState(agentId));
+    expect(stored?.hello).toMatchObject({ capacity: 1, kinds: ["noop", "sleep"] });
+
+    // A new hub instance (the object was evicted) sees the same socket again with its attachment.
+    const after = new LocalHub(jobs, agents, clock);
+    const woken = memorySocket();
+    after.restore(stored as NonNullable<typeof stored>, woken.socket);
+    const id = await enqueue({ kind: "noop", payload: {} });
+    after.poke();
+    await after.settled();
+    const offer = woken.sent.find((m) => m.type === "offer") as unknown as {
+      job: { id: string; fence: number };
+    };
+    expect(offer.job.id).toBe(id);
+    await after.message(
+      agentId,
+      woken.socket,
+      JSON.stringify({ type: "ack", job_id: id, fence: offer.job.fence }),
+    );
+    expect(woken.sent.map((m) => m.type)).toEqual(["offer", "leased"]);
+    expect((await job(id)).status).toBe("running");
   });
 });
