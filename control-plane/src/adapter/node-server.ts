@@ -82,13 +82,8 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   });
   const port = (server.address() as AddressInfo).port;
 
-  const heartbeatMs = services.jobs.timings.heartbeatMs;
   const dispatchTimer = setInterval(() => localHub.poke(), options.dispatchIntervalMs ?? 1000);
-  const seenTimer = setInterval(() => {
-    void services.agents.seen(localHub.liveAgents()).catch(() => {});
-  }, heartbeatMs);
   dispatchTimer.unref();
-  seenTimer.unref();
   // One tick at a time: a slow tick makes the next one wait rather than pile up.
   let tick: Promise<unknown> | undefined;
   const schedulerEveryMs = options.schedulerIntervalMs ?? 15_000;
@@ -113,7 +108,6 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     bootstrapped,
     async stop() {
       clearInterval(dispatchTimer);
-      clearInterval(seenTimer);
       clearInterval(schedulerTimer);
       await tick;
       await localHub.closeAll("the control plane is stopping; reconnect");

@@ -123,15 +123,6 @@ export class LocalHub implements Hub {
     return this.sessions.get(agentId)?.state;
   }
 
-  connectedCount(): number {
-    return this.sessions.size;
-  }
-
-  /** Agent ids with a live session that said hello. */
-  liveAgents(): string[] {
-    return [...this.sessions.values()].filter((s) => s.state.hello).map((s) => s.state.agentId);
-  }
-
   poke(): void {
     if (this.stopping) return;
     if (this.roundRunning) {

@@ -202,16 +202,6 @@ export class JobService {
     return new Map(rows.map((r) => [r.owner ?? "", r.n]));
   }
 
-  /** How many queued jobs of each kind wait, so a kind no agent handles is visible. */
-  async queuedByKind(): Promise<Record<string, number>> {
-    const rows = await this.db
-      .select({ kind: jobs.kind, n: count() })
-      .from(jobs)
-      .where(eq(jobs.status, "queued"))
-      .groupBy(jobs.kind);
-    return Object.fromEntries(rows.map((r) => [r.kind, r.n]));
-  }
-
   /**
    * Offers the most urgent queued job the agent can run (P1 before P2, then oldest): moves it to
    * `offered`, owned by the agent, with a new fence. Returns undefined when there is none.

@@ -39,7 +39,7 @@ export class Scheduler {
     private readonly chunkSize = 5000,
   ) {}
 
-  /** Fires every due schedule once per slot, then reaps lapsed job leases. */
+  /** Fires every due schedule once per slot, reaps lapsed job leases, and asks for a dispatch round. */
   async tick(now: Date = this.clock.now()): Promise<TickResult> {
     let due = 0;
     let fired = 0;
@@ -53,8 +53,10 @@ export class Scheduler {
       due += moved;
       if (moved < this.chunkSize) break;
     }
-    if (fired > 0) this.jobs.notifyWork();
     const reaped = await this.jobs.reap();
+    // Always: besides what this tick fired or reaped, jobs whose retry backoff ended since the last
+    // tick are offerable now, and on Workers nothing else would tell the hub.
+    this.jobs.notifyWork();
     return { due, fired, reaped };
   }
 }
