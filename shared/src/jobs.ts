@@ -100,3 +100,90 @@ export function backfillSlot(column: string, start: string, end: string): string
 export function uriScheme(uri: string): string {
   return uri.slice(0, Math.max(0, uri.indexOf("://"))).toLowerCase();
 }
+
+/** The two crunch passes: `crunch` rewrites (re-sorts, recompresses); `optimize` only bin-packs. */
+export const CRUNCH_KINDS = ["crunch", "optimize"] as const;
+export type CrunchKind = (typeof CRUNCH_KINDS)[number];
+
+/** Default target file size when neither the table nor the trigger sets one. */
+export const DEFAULT_TARGET_FILE_SIZE_MB = 128;
+
+/**
+ * A crunch or optimize job: a manual trigger (`POST /tables/{id}/crunch`) or a schedule's run.
+ * `date_range` selects the partitions (or, for an unpartitioned table, the files whose statistics
+ * overlap it) of `date_column`, which defaults to the recipe's date filter column; without a range
+ * the whole table is worked on.
+ */
+export const CrunchPayloadSchema = z.object({
+  ...tableRef,
+  schedule_id: z.string().min(1).optional(),
+  slot: z.string().min(1).optional(),
+  date_range: DateRangeSchema.optional(),
+  /** Backfill runs name the column their range applies to. */
+  backfill_col: z.string().min(1).optional(),
+  target_file_size_mb: z.number().int().positive().optional(),
+  /** Sort order of the rewrite (crunch only); defaults to the recipe's cluster columns. */
+  cluster_columns: z.array(z.string().min(1)).optional(),
+  recipe: OnboardingRecipeSchema.nullable().optional(),
+  /**
+   * With a value, a crunch whose table had a commit from another writer within this many minutes
+   * runs as the lighter optimize pass instead (the mutation interval setting).
+   */
+  mutation_interval_minutes: z.number().int().positive().nullable().optional(),
+  /** Parquet v2 data pages and encodings: only where every reader of the table accepts them. */
+  parquet_v2: z.boolean().optional(),
+});
+export type CrunchPayload = z.infer<typeof CrunchPayloadSchema>;
+
+/** One partition's outcome; `partition` is `col=value/...`, or `""` for an unpartitioned table. */
+export const CrunchPartitionSchema = z.object({
+  partition: z.string(),
+  status: z.enum(["crunched", "skipped"]),
+  /** Why a partition was skipped (for example "already in shape"). */
+  reason: z.string().optional(),
+  files_before: z.number().int().nonnegative(),
+  files_after: z.number().int().nonnegative(),
+  bytes_before: z.number().nonnegative(),
+  bytes_after: z.number().nonnegative(),
+  rows: z.number().nonnegative(),
+});
+export type CrunchPartition = z.infer<typeof CrunchPartitionSchema>;
+
+/** The rewrite settings a crunch chose, with the measurements behind the choice. */
+export const CrunchSettingsSchema = z.object({
+  compression: z.string(),
+  compression_level: z.number().int().nullable(),
+  row_group_size: z.number().int().positive(),
+  sort_columns: z.array(z.string()),
+  parquet_version: z.enum(["v1", "v2"]),
+  reason: z.string(),
+  /** Candidate settings tried on a sample and the bytes each produced. */
+  trials: z.array(z.object({ settings: z.string(), bytes: z.number().nonnegative() })).default([]),
+});
+export type CrunchSettings = z.infer<typeof CrunchSettingsSchema>;
+
+/**
+ * A crunch's result, reported with the job and aggregated by `GET /crunch/{id}/metrics`. DRR is the
+ * percentage of the rewritten files' bytes saved: `100 * (1 - bytes_after / bytes_before)`.
+ */
+export const CrunchResultSchema = z.object({
+  job_type: z.enum(CRUNCH_KINDS),
+  /** Why a crunch ran as optimize (mutation interval), when it did. */
+  job_type_reason: z.string().optional(),
+  table_version_before: z.number().int().nonnegative(),
+  /** The Delta version this job committed; null when there was nothing to do. */
+  committed_version: z.number().int().nonnegative().nullable(),
+  files_before: z.number().int().nonnegative(),
+  files_after: z.number().int().nonnegative(),
+  bytes_before: z.number().nonnegative(),
+  bytes_after: z.number().nonnegative(),
+  drr: z.number(),
+  rows_in: z.number().nonnegative(),
+  rows_out: z.number().nonnegative(),
+  partitions: z.array(CrunchPartitionSchema),
+  partitions_crunched: z.number().int().nonnegative(),
+  partitions_skipped: z.number().int().nonnegative(),
+  settings: CrunchSettingsSchema.nullable(),
+  duration_ms: z.number().nonnegative(),
+});
+export type CrunchResult = z.infer<typeof CrunchResultSchema>;

@@ -1,0 +1,89 @@
+/**
+ * The agent's one door to DuckDB (architecture.md, "Dependency rules": only the engine module talks
+ * to DuckDB). DuckDB works on local files only: callers download objects into the job's scratch
+ * folder first and hand the engine paths.
+ *
+ * An `Engine` is one in-memory DuckDB database with a memory limit and a spill folder, so a job's
+ * memory is bounded by its settings rather than by the table. Values come back as plain JavaScript
+ * (`getRowObjectsJson`): BIGINT and DECIMAL as strings where they would lose precision, dates and
+ * timestamps as ISO strings, structs and maps as objects.
+ *
+ * @example
+ * const engine = await Engine.open({ memoryLimitMb: 512, tempDir: join(scratch, "duckdb") });
+ * try {
+ *   const [row] = await engine.query<{ n: string }>(`select count(*) as n from read_parquet(${sqlList(files)})`);
+ * } finally {
+ *   engine.close();
+ * }
+ */
+import { mkdir } from "node:fs/promises";
+import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from "@duckdb/node-api";
+
+export interface EngineOptions {
+  /** DuckDB's `memory_limit`; larger intermediate results spill to `tempDir`. */
+  memoryLimitMb?: number;
+  /** Worker threads; defaults to DuckDB's choice (the machine's cores). */
+  threads?: number;
+  /** Where DuckDB spills; created if missing. Put it in the job's scratch folder. */
+  tempDir?: string;
+}
+
+export const DEFAULT_MEMORY_LIMIT_MB = 512;
+
+export class Engine {
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly connection: DuckDBConnection,
+  ) {}
+
+  static async open(options: EngineOptions = {}): Promise<Engine> {
+    const settings: Record<string, string> = {
+      memory_limit: `${options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB}MB`,
+      // Settings that would let SQL reach outside the files the agent hands over stay off.
+      autoinstall_known_extensions: "false",
+      autoload_known_extensions: "false",
+    };
+    if (options.threads) settings.threads = String(options.threads);
+    if (options.tempDir) {
+      await mkdir(options.tempDir, { recursive: true });
+      settings.temp_directory = options.tempDir;
+    }
+    const instance = await DuckDBInstance.create(":memory:", settings);
+    const connection = await instance.connect();
+    return new Engine(instance, connection);
+  }
+
+  /** Runs one statement (or several separated by `;`) and discards any rows. */
+  async run(sql: string, params?: Record<string, DuckDBValue> | DuckDBValue[]): Promise<void> {
+    await this.connection.run(sql, params);
+  }
+
+  /** Runs a query and returns its rows as JSON-safe objects (see the module comment for types). */
+  async query<T = Record<string, unknown>>(
+    sql: string,
+    params?: Record<string, DuckDBValue> | DuckDBValue[],
+  ): Promise<T[]> {
+    const reader = await this.connection.runAndReadAll(sql, params);
+    return reader.getRowObjectsJson() as T[];
+  }
+
+  close(): void {
+    this.connection.closeSync();
+    this.instance.closeSync();
+  }
+}
+
+/** A SQL string literal: `it's` becomes `'it''s'`. */
+export function sqlString(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`;
+}
+
+/** A SQL identifier: `my "col"` becomes `"my ""col"""`. */
+export function sqlIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** A SQL list of string literals, for `read_parquet([...])`. */
+export function sqlList(values: readonly string[]): string {
+  return `[${values.map(sqlString).join(", ")}]`;
+}
