@@ -13,7 +13,7 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { AllowList, LocationError } from "./allow.ts";
 
-type Kind = "string" | "int" | "list";
+type Kind = "string" | "int" | "bool" | "list";
 
 interface Option {
   /** snake_case key of the config file; the flag is its kebab-case form. */
@@ -49,6 +49,10 @@ export const OPTIONS: readonly Option[] = [
   opt("drain_timeout_ms", "int", "On SIGTERM, how long running jobs may finish before they are released"),
   opt("reconnect_base_ms", "int", "First reconnect delay bound (jittered exponential backoff)"),
   opt("reconnect_max_ms", "int", "Largest reconnect delay bound"),
+  opt("s3_region", "string", "Region of s3:// stores (default: the AWS SDK's chain, e.g. AWS_REGION)"),
+  opt("s3_endpoint", "string", "Endpoint of an S3-compatible store, e.g. http://127.0.0.1:9000"),
+  opt("s3_force_path_style", "bool", "Address buckets as http://host/bucket (most S3-compatible stores want it)"),
+  opt("memory_limit_mb", "int", "DuckDB memory per running job; larger work spills to the scratch folder"),
 ];
 
 /** A whole number in range; flags and variables arrive as text and are converted before this. */
@@ -84,6 +88,10 @@ export const ConfigSchema = z
     drain_timeout_ms: int(0, 86_400_000).default(60_000),
     reconnect_base_ms: int(1, 60_000).default(200),
     reconnect_max_ms: int(1, 600_000).default(15_000),
+    s3_region: z.string().min(1).optional(),
+    s3_endpoint: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
+    s3_force_path_style: z.boolean({ error: "must be true or false" }).default(false),
+    memory_limit_mb: int(64, 1_048_576).default(768),
   })
   .superRefine((config, ctx) => {
     try {
@@ -206,6 +214,7 @@ function coerce(kind: Kind, value: string | string[] | boolean): unknown {
     return (Array.isArray(value) ? value : [String(value)]).map((v) => v.trim()).filter(Boolean);
   const text = String(value).trim();
   if (kind === "int") return /^-?\d+$/.test(text) ? Number(text) : text;
+  if (kind === "bool") return text === "true" || text === "1" ? true : text === "false" || text === "0" ? false : text;
   return text;
 }
 
@@ -226,7 +235,7 @@ function describeIssues(issues: readonly z.core.$ZodIssue[], where: (key: string
 export function usage(): string {
   const rows = OPTIONS.map(
     (o) =>
-      `${`  --${flagOf(o.key)} <${o.kind === "int" ? "n" : "value"}>`.padEnd(30)}${o.description} [${o.env}]`,
+      `${`  --${flagOf(o.key)} <${o.kind === "int" ? "n" : o.kind === "bool" ? "true|false" : "value"}>`.padEnd(30)}${o.description} [${o.env}]`,
   );
   return [
     "Usage: lakesmith-agent --control-plane URL --token TOKEN [options]",
