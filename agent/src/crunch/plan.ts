@@ -117,7 +117,7 @@ export function partitionKey(values: Record<string, string | null>, columns: rea
 
 /**
  * Whether the job's date range selects the file. On a partition column the value's date part is
- * compared; on a data column the file's min/max statistics must overlap the range. A file without
+ * compared (`YYYY-MM-DD...` or `YYYYMMDD`); on a data column the file's min/max statistics must overlap the range. A file without
  * statistics is selected: rewriting a file outside the range costs work, never data.
  */
 function inRange(file: PlanFile, options: PlanOptions): boolean {
@@ -126,7 +126,9 @@ function inRange(file: PlanFile, options: PlanOptions): boolean {
   if (options.partitionColumns.includes(dateColumn)) {
     const value = file.partitionValues[dateColumn];
     if (value === null || value === undefined) return false;
-    const day = value.slice(0, 10);
+    const day = /^\d{8}$/.test(value)
+      ? `${value.slice(0, 4)}-${value.slice(4, 6)}-${value.slice(6, 8)}`
+      : value.slice(0, 10);
     return day >= dateRange.start && day <= dateRange.end;
   }
   const min = file.stats?.minValues?.[dateColumn];
