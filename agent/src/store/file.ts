@@ -99,6 +99,10 @@ export class FileStore implements ObjectStore {
     return createReadStream(path, range ? { start: range.start, end: range.end } : {});
   }
 
+  localFile(key: string): string {
+    return this.pathOf(key);
+  }
+
   download(key: string, localPath: string): Promise<ObjectInfo> {
     return downloadObject(this, key, localPath);
   }

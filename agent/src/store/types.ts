@@ -51,6 +51,12 @@ export interface ObjectStore {
   head(key: string): Promise<ObjectInfo | undefined>;
   /** The object's bytes as a stream; throws `StoreError` with code `not_found` when absent. */
   read(key: string, range?: ByteRange): Promise<Readable>;
+  /**
+   * The object's own local path, where the store is a local folder, so DuckDB can read it in place
+   * instead of from a copy; absent for remote stores. Only for objects that are never rewritten in
+   * place (table data files).
+   */
+  localFile?(key: string): string;
   /** Copies the object to a local file (DuckDB reads local files); the file appears only when complete. */
   download(key: string, localPath: string): Promise<ObjectInfo>;
   /** Writes (replaces) the object; readers see the old object or the new one, never a part. */
