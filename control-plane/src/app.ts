@@ -12,6 +12,7 @@ import { apiKeyRoutes } from "./api-keys/routes.ts";
 import { guard } from "./auth/guard.ts";
 import { authRoutes } from "./auth/routes.ts";
 import { configRoutes } from "./config/routes.ts";
+import { crunchRoutes } from "./crunch/routes.ts";
 import { docsRoutes } from "./docs/routes.ts";
 import { featureFlagRoutes } from "./feature-flags/routes.ts";
 import { healthRoutes } from "./health/routes.ts";
@@ -64,6 +65,7 @@ export function buildApp(services: Services) {
   app.route("/", scheduleRoutes);
   app.route("/", onboardingRoutes);
   app.route("/", slotRoutes);
+  app.route("/", crunchRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

@@ -8,6 +8,7 @@ import { PrincipalCache } from "./auth/principal-cache.ts";
 import { AuthService } from "./auth/service.ts";
 import { signingKeyLoader } from "./auth/signing-key.ts";
 import { ConfigService } from "./config/service.ts";
+import { CrunchService } from "./crunch/service.ts";
 import type { Db } from "./db/index.ts";
 import type { DocsAssets } from "./docs/assets.ts";
 import { FeatureFlagService } from "./feature-flags/service.ts";
@@ -60,6 +61,7 @@ export interface Services {
   schedules: ScheduleService;
   onboarding: OnboardingService;
   slots: SlotService;
+  crunch: CrunchService;
   scheduler: Scheduler;
   hub: Hub;
   agentGateway: AgentGateway | undefined;
@@ -95,6 +97,7 @@ export function createServices(deps: AppDeps): Services {
     schedules: new ScheduleService(deps.db, clock, tables, slots),
     onboarding,
     slots,
+    crunch: new CrunchService(deps.db, clock, jobs, tables, config),
     scheduler: new Scheduler(deps.db, clock, jobs),
     hub,
     agentGateway: undefined,

@@ -35,6 +35,7 @@ const RESOURCE_GROUPS: [RegExp, string][] = [
   [/^\/api\/v1\/config$/, "config"],
   [/^\/api\/v1\/feature-flags(\/|$)/, "config"],
   [/^\/api\/v1\/tables\/[^/]+\/schedule$/, "schedules"],
+  [/^\/api\/v1\/tables\/[^/]+\/crunch$/, "crunch"],
   [/^\/api\/v1\/slots\//, "schedules"],
   [/^\/api\/v1\/(tables|onboarding)(\/|$)/, "tables"],
   [/^\/api\/v1\/api-keys(\/|$)/, "admin"],

@@ -1,0 +1,244 @@
+/**
+ * Wire shapes of crunch jobs (document 1, "Crunch job"). A trigger has two exclusive modes:
+ * lookback (`lookback_start`, `lookback_end`: days back from today, UTC) or backfill
+ * (`backfill_start_date`, `backfill_end_date`, optional `cluster_columns`). A field of the other
+ * mode, both modes or neither is a 422 naming the fields, never something silently ignored.
+ */
+import { z } from "@hono/zod-openapi";
+import {
+  CRUNCH_KINDS,
+  CrunchPartitionSchema,
+  CrunchSettingsSchema,
+  IsoDateSchema,
+} from "@lakesmith/shared/jobs";
+import { JOB_STATUSES, PRIORITIES } from "../db/schema.ts";
+import { pageQuery } from "../http/pagination.ts";
+import { rangeIssues } from "../schedules/schemas.ts";
+
+export const LOOKBACK_FIELDS = ["lookback_start", "lookback_end"] as const;
+export const BACKFILL_FIELDS = ["backfill_start_date", "backfill_end_date"] as const;
+const MODE_FIELDS = [...LOOKBACK_FIELDS, ...BACKFILL_FIELDS] as const;
+
+/** Names a Delta table without column mapping can use: no space, comma, semicolon, braces, parentheses or `=`. */
+const COLUMN_NAME = /^[^\s,;{}()=]{1,255}$/;
+const MAX_CLUSTER_COLUMNS = 32;
+
+/**
+ * The names in a comma-separated `cluster_columns` string, trimmed, with a message per problem.
+ *
+ * @example clusterColumnNames(" customer_id, region ") // { names: ["customer_id", "region"], problems: [] }
+ */
+export function clusterColumnNames(text: string): { names: string[]; problems: string[] } {
+  const names = text.split(",").map((n) => n.trim());
+  const problems: string[] = [];
+  names.forEach((name, i) => {
+    if (name === "") problems.push(`name ${i + 1} is empty; separate column names with single commas`);
+    else if (!COLUMN_NAME.test(name))
+      problems.push(
+        `'${name}' is not a column name (no spaces, ';', '{}', '()' or '=', at most 255 characters)`,
+      );
+    else if (names.indexOf(name) !== i) problems.push(`'${name}' is named twice`);
+  });
+  if (names.length > MAX_CLUSTER_COLUMNS) problems.push(`at most ${MAX_CLUSTER_COLUMNS} columns`);
+  return { names, problems };
+}
+
+const LOOKBACK = z.number().int().min(0).max(3650);
+/** Wrapped here: the shared schema's zod instance may predate the OpenAPI extension (see schedules). */
+const optionalDate = (description: string) =>
+  IsoDateSchema.optional().openapi({ description, example: "2026-01-31" });
+
+export const CrunchTriggerSchema = z
+  .strictObject({
+    lookback_start: LOOKBACK.optional().openapi({
+      description: "Lookback mode: days back from today (UTC) where the range starts; at least lookback_end.",
+      example: 15,
+    }),
+    lookback_end: LOOKBACK.optional().openapi({
+      description: "Lookback mode: days back from today (UTC) where the range ends; 0 is today.",
+      example: 2,
+    }),
+    backfill_start_date: optionalDate("Backfill mode: first partition date, YYYY-MM-DD, not after the end."),
+    backfill_end_date: optionalDate("Backfill mode: last partition date, YYYY-MM-DD (inclusive)."),
+    cluster_columns: z
+      .string()
+      .max(8192)
+      .optional()
+      .openapi({
+        description:
+          "Backfill mode: the sort (cluster) columns of the rewrite, one string separated by commas. " +
+          "Defaults to the recipe's cluster columns. Names are checked for shape here; the agent refuses names the table lacks.",
+        example: "customer_id,region",
+      }),
+    priority: z
+      .enum(PRIORITIES)
+      .optional()
+      .openapi({ description: "P1 jobs are handed to agents first; defaults to the table's priority." }),
+  })
+  .superRefine((body, ctx) => {
+    const given = (fields: readonly (typeof MODE_FIELDS)[number][]) =>
+      fields.filter((f) => body[f] !== undefined);
+    const lookback = given(LOOKBACK_FIELDS);
+    const backfill = given(BACKFILL_FIELDS);
+    const issue = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+    if (lookback.length && backfill.length) {
+      for (const field of [...lookback, ...backfill])
+        issue(field, "lookback mode and backfill mode are exclusive: send the fields of one of them");
+      return;
+    }
+    if (!lookback.length && !backfill.length) {
+      for (const field of MODE_FIELDS)
+        issue(
+          field,
+          "choose a mode: lookback_start and lookback_end, or backfill_start_date and backfill_end_date",
+        );
+      return;
+    }
+    const [mode, needed] = lookback.length
+      ? (["lookback", LOOKBACK_FIELDS] as const)
+      : (["backfill", BACKFILL_FIELDS] as const);
+    for (const field of needed) if (body[field] === undefined) issue(field, `required in ${mode} mode`);
+    if (mode === "lookback" && body.cluster_columns !== undefined)
+      issue("cluster_columns", "only in backfill mode; lookback crunches use the recipe's cluster columns");
+    const { lookback_start: start, lookback_end: end } = body;
+    if (start !== undefined && end !== undefined && start < end)
+      issue(
+        "lookback_start",
+        `must be at least lookback_end (${start} < ${end}); for T-15..T-2 send 15 and 2`,
+      );
+    const { backfill_start_date, backfill_end_date } = body;
+    for (const problem of rangeIssues({ backfill_start_date, backfill_end_date }))
+      issue(problem.path, problem.message);
+    if (body.cluster_columns !== undefined)
+      for (const problem of clusterColumnNames(body.cluster_columns).problems)
+        issue("cluster_columns", problem);
+  })
+  .openapi("CrunchTrigger", {
+    description:
+      "Lookback mode `{lookback_start, lookback_end, priority?}` or backfill mode `{backfill_start_date, backfill_end_date, cluster_columns?, priority?}`; never both.",
+  });
+export type CrunchTrigger = z.infer<typeof CrunchTriggerSchema>;
+
+export const SkipRecipeCheckQuery = z.object({
+  skip_recipe_check: z
+    .enum(["true", "false"])
+    .default("false")
+    .openapi({
+      param: { name: "skip_recipe_check", in: "query" },
+      description:
+        "Boolean, default false. true skips the check that onboarding is active and produced the table's recipe; the crunch then runs without one.",
+    }),
+});
+
+const JobTypeFilter = z.enum(CRUNCH_KINDS).optional().openapi({
+  description: "crunch or optimize: what the job ran as (a crunch routed to optimize counts as optimize).",
+});
+const StatusFilter = z.enum(JOB_STATUSES).optional().openapi({ description: "Only jobs in this status." });
+
+export const CRUNCH_PAGE_MAX = 1000;
+
+export const TableCrunchQuery = pageQuery(100, CRUNCH_PAGE_MAX).extend({
+  status: StatusFilter,
+  job_type: JobTypeFilter,
+});
+
+export const CrunchQuery = TableCrunchQuery.extend({
+  table_id: z.string().min(1).max(64).optional().openapi({ description: "Only jobs of this table." }),
+});
+
+export const CRUNCH_STATUS_DESCRIPTION =
+  "The job's status. queued (waiting for an agent) → offered (to one agent, awaiting its ack) → running → " +
+  "succeeded, failed or cancelled. A failed attempt with attempts left goes back to queued. " +
+  "After POST /api/v1/crunch/{crunch_id}/cancel a queued job is cancelled at once; a running one is cancelling " +
+  "until its agent confirms (it never commits) or its lease lapses, then cancelled.";
+
+const SummarySchema = z
+  .object({
+    drr: z.number().openapi({ description: "Data reduction rate: percent of the rewritten bytes saved." }),
+    bytes_before: z.number(),
+    bytes_after: z.number(),
+    files_before: z.number().int(),
+    files_after: z.number().int(),
+    committed_version: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The table version the crunch committed; null when there was nothing to do." }),
+  })
+  .openapi("CrunchSummary");
+
+export const CrunchJobSchema = z
+  .object({
+    id: z.string().openapi({ description: "The crunch id (a job id; see also GET /api/v1/jobs/{job_id})." }),
+    table_id: z.string().nullable(),
+    job_type: z.enum(CRUNCH_KINDS).openapi({
+      description:
+        "What the job runs as: crunch (re-sort and recompress) or optimize (bin-packing only). A crunch that the " +
+        "agent routed to optimize (the table had a recent commit; mutation interval setting) reports optimize once it ends.",
+    }),
+    requested_job_type: z.enum(CRUNCH_KINDS).openapi({ description: "What was queued." }),
+    status: z.enum(JOB_STATUSES).openapi({ description: CRUNCH_STATUS_DESCRIPTION }),
+    trigger: z.string().openapi({
+      description:
+        "manual (POST /api/v1/tables/{table_id}/crunch) or schedule (the table's crunch schedule).",
+    }),
+    schedule_id: z.string().nullable(),
+    priority: z.enum(PRIORITIES),
+    date_range: z
+      .object({ start: z.string(), end: z.string() })
+      .nullable()
+      .openapi({ description: "Inclusive partition dates, YYYY-MM-DD; null for the whole table." }),
+    backfill_col: z.string().nullable(),
+    cluster_columns: z.array(z.string()).openapi({ description: "Sort columns of the rewrite." }),
+    target_file_size_mb: z.number().int().nullable(),
+    attempt: z.number().int(),
+    agent_id: z.string().nullable(),
+    error: z.string().nullable(),
+    summary: SummarySchema.nullable().openapi({
+      description: "The result's headline numbers once it is known.",
+    }),
+    created_at: z.string(),
+    started_at: z.string().nullable(),
+    finished_at: z.string().nullable(),
+  })
+  .openapi("CrunchJob");
+export type CrunchJobWire = z.infer<typeof CrunchJobSchema>;
+
+export const CrunchMetricsSchema = z
+  .object({
+    job: CrunchJobSchema,
+    progress: z.record(z.string(), z.unknown()).nullable().openapi({
+      description:
+        "The agent's latest progress report while the job is queued, running or cancelling; null once it ends.",
+    }),
+    metrics: z
+      .object({
+        job_type: z.enum(CRUNCH_KINDS),
+        job_type_reason: z.string().nullable(),
+        drr: z.number(),
+        bytes_before: z.number(),
+        bytes_after: z.number(),
+        bytes_saved: z.number(),
+        files_before: z.number().int(),
+        files_after: z.number().int(),
+        rows_in: z.number(),
+        rows_out: z.number(),
+        partitions_crunched: z.number().int(),
+        partitions_skipped: z.number().int(),
+        partitions: z.array(CrunchPartitionSchema),
+        settings: CrunchSettingsSchema.nullable().openapi({
+          description: "The rewrite settings chosen, with the reason and the trials behind them.",
+        }),
+        duration_ms: z.number(),
+        table_version_before: z.number().int(),
+        committed_version: z.number().int().nullable(),
+        validation: z.object({
+          rows_match: z.boolean().openapi({ description: "rows_out equals rows_in." }),
+        }),
+      })
+      .nullable()
+      .openapi({ description: "Null until the agent reports a result; `metrics_note` says why." }),
+    metrics_note: z.string().nullable(),
+  })
+  .openapi("CrunchMetrics");
+export type CrunchMetricsWire = z.infer<typeof CrunchMetricsSchema>;

@@ -1,0 +1,195 @@
+/**
+ * Crunch jobs (document 1, "Crunch"): manual triggers and the lists and metrics of every crunch
+ * and optimize job, manual or scheduled. A crunch is a row of `jobs` (kind `crunch`, or
+ * `optimize`); the agent parses its payload with `CrunchPayloadSchema` and reports a
+ * `CrunchResult`.
+ *
+ * A table's crunches never overlap: the agent commits to the table's log, one commit per table at
+ * a time. A trigger while one of the table's crunch or optimize jobs is queued, offered, running or
+ * being cancelled is a 409 naming that job. Two triggers that race both pass the first check; the
+ * insert is therefore batched with a statement that withdraws the new job again when another
+ * active crunch of the table exists. A batch is one transaction and SQLite runs write transactions
+ * one after the other, so the second batch always sees the first one's job, and exactly one stays.
+ */
+import { type Clock, newId } from "@lakesmith/shared";
+import { CRUNCH_KINDS, type CrunchKind, type CrunchPayload, uriScheme } from "@lakesmith/shared/jobs";
+import { and, count, desc, eq, exists, inArray, ne, type SQL, sql } from "drizzle-orm";
+import type { ConfigService } from "../config/service.ts";
+import type { Db } from "../db/index.ts";
+import { type Job, type JobStatus, jobs, type LakeTable } from "../db/schema.ts";
+import type { Page } from "../http/pagination.ts";
+import { ApiError, conflict, notFound } from "../http/problem.ts";
+import type { JobService } from "../jobs/service.ts";
+import { addDays, utcDate } from "../schedules/timing.ts";
+import type { TableService } from "../tables/service.ts";
+import { type CrunchTrigger, clusterColumnNames } from "./schemas.ts";
+import { isCrunchKind } from "./view.ts";
+
+/** Statuses in which a job may still commit to its table. */
+const ACTIVE: JobStatus[] = ["queued", "offered", "running", "cancelling"];
+
+export interface CrunchFilter {
+  tableId?: string | undefined;
+  status?: JobStatus | undefined;
+  jobType?: CrunchKind | undefined;
+}
+
+export class CrunchService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly jobs: JobService,
+    private readonly tables: TableService,
+    private readonly config: ConfigService,
+  ) {}
+
+  /**
+   * Queues a crunch of the table, bypassing its schedule. 404 for an unknown table; 409 unless its
+   * onboarding produced a recipe (or `skipRecipeCheck`), and 409 while another crunch is active.
+   */
+  async trigger(
+    tableId: string,
+    trigger: CrunchTrigger,
+    options: { skipRecipeCheck: boolean; actor: string | null },
+  ): Promise<Job> {
+    const table = await this.tables.find(tableId);
+    if (!table) throw notFound("Table", tableId);
+    if (!options.skipRecipeCheck && (table.onboardingStatus !== "active" || !table.recipe))
+      throw conflict(
+        `Onboarding has not produced the table's recipe: table '${table.name}' onboarding is '${table.onboardingStatus}'. ` +
+          `Check GET /api/v1/onboarding/${table.id}/status, or send ?skip_recipe_check=true to crunch without a recipe.`,
+      );
+    const active = await this.activeOf(table.id);
+    if (active) throw overlapping(table, active);
+
+    const id = newId("job");
+    const insert = this.jobs.insertStatement(
+      {
+        kind: "crunch",
+        payload: await this.payload(table, trigger),
+        tableId: table.id,
+        priority: trigger.priority ?? table.priority,
+        requires: [uriScheme(table.uri)],
+        trigger: "manual",
+        createdBy: options.actor,
+      },
+      id,
+    );
+    const withdraw = this.db
+      .delete(jobs)
+      .where(and(eq(jobs.id, id), exists(this.activeQuery(table.id, id))))
+      .returning({ id: jobs.id });
+    const [[created], withdrawn] = await this.db.batch([insert, withdraw]);
+    if (withdrawn.length > 0 || !created) {
+      const winner = await this.activeOf(table.id);
+      throw winner
+        ? overlapping(table, winner)
+        : conflict(`Another crunch of table '${table.name}' was triggered at the same moment; try again.`);
+    }
+    this.jobs.notifyWork();
+    return created;
+  }
+
+  /** A crunch or optimize job; 404 for any other id. */
+  async get(id: string): Promise<Job> {
+    const job = await this.jobs.get(id);
+    if (!job || !isCrunchKind(job.kind)) throw notFound("Crunch job", id);
+    return job;
+  }
+
+  /** Crunch and optimize jobs, newest first; `jobType` matches what a job ran as. */
+  async list(filter: CrunchFilter, offset: number, limit: number): Promise<Page<Job>> {
+    const ranAs = sql`coalesce(json_extract(${jobs.result}, '$.job_type'), ${jobs.kind})`;
+    const where = and(
+      ...[
+        inArray(jobs.kind, [...CRUNCH_KINDS]),
+        filter.tableId !== undefined ? eq(jobs.tableId, filter.tableId) : undefined,
+        filter.status ? eq(jobs.status, filter.status) : undefined,
+        filter.jobType ? eq(ranAs, filter.jobType) : undefined,
+      ].filter((c): c is SQL => c !== undefined),
+    );
+    const page = this.db
+      .select()
+      .from(jobs)
+      .where(where)
+      .orderBy(desc(jobs.createdAt), desc(jobs.id))
+      .limit(limit)
+      .offset(offset);
+    const [items, [total]] = await Promise.all([
+      page,
+      this.db.select({ n: count() }).from(jobs).where(where),
+    ]);
+    return { items, total: total?.n ?? 0, offset, limit };
+  }
+
+  /**
+   * A table's crunch jobs. 404 only when the table does not exist and never had one: job history
+   * outlives a deleted table, as its inventory history does.
+   */
+  async listOfTable(
+    tableId: string,
+    filter: Omit<CrunchFilter, "tableId">,
+    offset: number,
+    limit: number,
+  ): Promise<Page<Job>> {
+    const page = await this.list({ ...filter, tableId }, offset, limit);
+    if (page.total > 0 || (await this.tables.find(tableId))) return page;
+    if ((await this.list({ tableId }, 0, 1)).total > 0) return page;
+    throw new ApiError(404, `Table '${tableId}' does not exist and has no crunch jobs.`);
+  }
+
+  private async payload(table: LakeTable, trigger: CrunchTrigger): Promise<CrunchPayload> {
+    const recipe = table.recipe ?? null;
+    const { values } = await this.config.get();
+    const backfill = trigger.backfill_start_date !== undefined && trigger.backfill_end_date !== undefined;
+    const today = utcDate(this.clock.now());
+    const dateRange = backfill
+      ? { start: trigger.backfill_start_date as string, end: trigger.backfill_end_date as string }
+      : {
+          start: addDays(today, -(trigger.lookback_start ?? 0)),
+          end: addDays(today, -(trigger.lookback_end ?? 0)),
+        };
+    const clusterColumns =
+      trigger.cluster_columns !== undefined
+        ? clusterColumnNames(trigger.cluster_columns).names
+        : (recipe?.cluster_columns ?? []);
+    return {
+      table_id: table.id,
+      uri: table.uri,
+      format: table.format,
+      date_range: dateRange,
+      ...(backfill && recipe?.date_filter_column ? { backfill_col: recipe.date_filter_column } : {}),
+      target_file_size_mb: table.targetFileSizeMb,
+      cluster_columns: clusterColumns,
+      recipe,
+      mutation_interval_minutes: values.mutation_interval_threshold_minutes,
+    };
+  }
+
+  private activeQuery(tableId: string, except?: string) {
+    return this.db
+      .select({ id: jobs.id, status: jobs.status })
+      .from(jobs)
+      .where(
+        and(
+          eq(jobs.tableId, tableId),
+          inArray(jobs.kind, [...CRUNCH_KINDS]),
+          inArray(jobs.status, ACTIVE),
+          except !== undefined ? ne(jobs.id, except) : undefined,
+        ),
+      );
+  }
+
+  private async activeOf(tableId: string): Promise<{ id: string; status: JobStatus } | undefined> {
+    const [active] = await this.activeQuery(tableId).limit(1);
+    return active;
+  }
+}
+
+function overlapping(table: LakeTable, active: { id: string; status: JobStatus }) {
+  return conflict(
+    `Table '${table.name}' has crunch job '${active.id}' ${active.status}; a table's crunches never overlap ` +
+      `(each commits to the table's log). Wait for it (GET /api/v1/crunch/${active.id}/metrics) ` +
+      `or cancel it (POST /api/v1/crunch/${active.id}/cancel).`,
+  );
+}

@@ -1,0 +1,110 @@
+/**
+ * The API's views of a crunch job, read from the job row: the payload says what was asked (range,
+ * cluster columns), the agent's `CrunchResult` says what happened. Payloads of scheduled runs
+ * (`ScheduledJobPayload`) parse as crunch payloads too, so both kinds of run read the same way.
+ */
+import {
+  CRUNCH_KINDS,
+  type CrunchKind,
+  type CrunchPayload,
+  CrunchPayloadSchema,
+  type CrunchResult,
+  CrunchResultSchema,
+} from "@lakesmith/shared/jobs";
+import type { Job } from "../db/schema.ts";
+import { TERMINAL_STATUSES } from "../jobs/service.ts";
+import type { CrunchJobWire, CrunchMetricsWire } from "./schemas.ts";
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+const asKind = (kind: string): CrunchKind => (kind === "optimize" ? "optimize" : "crunch");
+
+function payloadOf(job: Job): CrunchPayload | undefined {
+  const parsed = CrunchPayloadSchema.safeParse(job.payload);
+  return parsed.success ? parsed.data : undefined;
+}
+
+function resultOf(job: Job): { result?: CrunchResult; problem?: string } {
+  if (!job.result) return {};
+  const parsed = CrunchResultSchema.safeParse(job.result);
+  if (parsed.success) return { result: parsed.data };
+  const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(result)"}: ${i.message}`);
+  return { problem: `the agent's result is not a crunch result (${issues.join("; ")})` };
+}
+
+export function crunchJobView(job: Job): CrunchJobWire {
+  const payload = payloadOf(job);
+  const { result } = resultOf(job);
+  return {
+    id: job.id,
+    table_id: job.tableId,
+    job_type: result?.job_type ?? asKind(job.kind),
+    requested_job_type: asKind(job.kind),
+    status: job.status,
+    trigger: job.trigger,
+    schedule_id: job.scheduleId,
+    priority: job.priority,
+    date_range: payload?.date_range ?? null,
+    backfill_col: payload?.backfill_col ?? null,
+    cluster_columns: payload?.cluster_columns ?? payload?.recipe?.cluster_columns ?? [],
+    target_file_size_mb: payload?.target_file_size_mb ?? null,
+    attempt: job.attempt,
+    agent_id: job.leaseOwner,
+    error: job.error,
+    summary: result
+      ? {
+          drr: result.drr,
+          bytes_before: result.bytes_before,
+          bytes_after: result.bytes_after,
+          files_before: result.files_before,
+          files_after: result.files_after,
+          committed_version: result.committed_version,
+        }
+      : null,
+    created_at: job.createdAt.toISOString(),
+    started_at: iso(job.startedAt),
+    finished_at: iso(job.finishedAt),
+  };
+}
+
+/** The job with its metrics: null (with a note saying why) until the agent reports a result. */
+export function crunchMetricsView(job: Job): CrunchMetricsWire {
+  const { result, problem } = resultOf(job);
+  const ended = TERMINAL_STATUSES.includes(job.status);
+  return {
+    job: crunchJobView(job),
+    progress: ended ? null : job.progress,
+    metrics: result ? metricsOf(result) : null,
+    metrics_note: result ? null : (problem ?? noResultNote(job, ended)),
+  };
+}
+
+function noResultNote(job: Job, ended: boolean): string {
+  if (!ended) return `the job is ${job.status}; metrics come with its result`;
+  return `the job ended ${job.status} without a result${job.error ? `: ${job.error}` : ""}`;
+}
+
+function metricsOf(r: CrunchResult): NonNullable<CrunchMetricsWire["metrics"]> {
+  return {
+    job_type: r.job_type,
+    job_type_reason: r.job_type_reason ?? null,
+    drr: r.drr,
+    bytes_before: r.bytes_before,
+    bytes_after: r.bytes_after,
+    bytes_saved: r.bytes_before - r.bytes_after,
+    files_before: r.files_before,
+    files_after: r.files_after,
+    rows_in: r.rows_in,
+    rows_out: r.rows_out,
+    partitions_crunched: r.partitions_crunched,
+    partitions_skipped: r.partitions_skipped,
+    partitions: r.partitions,
+    settings: r.settings,
+    duration_ms: r.duration_ms,
+    table_version_before: r.table_version_before,
+    committed_version: r.committed_version,
+    validation: { rows_match: r.rows_in === r.rows_out },
+  };
+}
+
+export const isCrunchKind = (kind: string): boolean => (CRUNCH_KINDS as readonly string[]).includes(kind);

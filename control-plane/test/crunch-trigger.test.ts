@@ -1,0 +1,296 @@
+/**
+ * `POST /api/v1/tables/{table_id}/crunch`: the trigger's two modes and their validation, the
+ * recipe check, the payload the agent will parse, and a table's crunches never overlapping.
+ */
+import { ManualClock } from "@lakesmith/shared";
+import { CrunchPayloadSchema } from "@lakesmith/shared/jobs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADMIN_KEY, startTestPlane, type TestPlane } from "./harness.ts";
+import { activeTable, adminCall, createTable, finishOnboarding, leaseJob, RECIPE } from "./support/tables.ts";
+
+// Late in the UTC day, so a local-time mistake would shift every date.
+const clock = new ManualClock(new Date("2026-03-01T23:30:00Z"));
+let plane: TestPlane;
+let admin: ReturnType<typeof adminCall>;
+beforeAll(async () => {
+  plane = await startTestPlane({ clock });
+  admin = adminCall(plane);
+});
+afterAll(() => plane.close());
+
+let seq = 0;
+const table = (extra: Record<string, unknown> = {}) => activeTable(plane, `crunch.t${++seq}`, extra);
+const trigger = (tableId: string, body: unknown, query = "") =>
+  admin("POST", `/api/v1/tables/${tableId}/crunch${query}`, body);
+const LOOKBACK = { lookback_start: 15, lookback_end: 2 };
+const BACKFILL = { backfill_start_date: "2026-01-01", backfill_end_date: "2026-01-31" };
+const MODE_FIELDS = ["backfill_end_date", "backfill_start_date", "lookback_end", "lookback_start"];
+
+/** The field paths a 422 names. */
+async function invalidFields(res: Response): Promise<string[]> {
+  expect(res.status).toBe(422);
+  const body = (await res.json()) as { errors: { path: string }[] };
+  return [...new Set(body.errors.map((e) => e.path))].sort();
+}
+
+describe("trigger validation", () => {
+  let tableId: string;
+  beforeAll(async () => {
+    tableId = (await table()).id;
+  });
+
+  it.each([
+    ["neither mode", {}, MODE_FIELDS],
+    ["neither mode, priority only", { priority: "P1" }, MODE_FIELDS],
+    ["both modes", { ...LOOKBACK, ...BACKFILL }, MODE_FIELDS],
+    [
+      "both modes, partly",
+      { lookback_start: 3, backfill_end_date: "2026-01-31" },
+      ["backfill_end_date", "lookback_start"],
+    ],
+    ["lookback without its end", { lookback_start: 3 }, ["lookback_end"]],
+    ["backfill without its start", { backfill_end_date: "2026-01-31" }, ["backfill_start_date"]],
+    ["lookback_start after lookback_end", { lookback_start: 2, lookback_end: 15 }, ["lookback_start"]],
+    ["a negative lookback", { lookback_start: 3, lookback_end: -1 }, ["lookback_end"]],
+    ["a fractional lookback", { lookback_start: 3.5, lookback_end: 1 }, ["lookback_start"]],
+    [
+      "a backfill start after its end",
+      { backfill_start_date: "2026-02-01", backfill_end_date: "2026-01-31" },
+      ["backfill_start_date"],
+    ],
+    [
+      "a date that is not YYYY-MM-DD",
+      { backfill_start_date: "01/01/2026", backfill_end_date: "2026-01-31" },
+      ["backfill_start_date"],
+    ],
+    [
+      "a date that does not exist",
+      { backfill_start_date: "2026-01-01", backfill_end_date: "2026-02-30" },
+      ["backfill_end_date"],
+    ],
+    [
+      "cluster columns in lookback mode",
+      { ...LOOKBACK, cluster_columns: "customer_id" },
+      ["cluster_columns"],
+    ],
+    [
+      "an empty cluster column",
+      { ...BACKFILL, cluster_columns: "customer_id, ,region" },
+      ["cluster_columns"],
+    ],
+    ["an empty cluster column list", { ...BACKFILL, cluster_columns: "" }, ["cluster_columns"]],
+    ["a cluster column with a space", { ...BACKFILL, cluster_columns: "customer id" }, ["cluster_columns"]],
+    ["a cluster column named twice", { ...BACKFILL, cluster_columns: "region,region" }, ["cluster_columns"]],
+    ["cluster columns as an array", { ...BACKFILL, cluster_columns: ["region"] }, ["cluster_columns"]],
+    ["an unknown priority", { ...LOOKBACK, priority: "P3" }, ["priority"]],
+  ])("refuses %s with 422 naming the fields", async (_name, body, fields) => {
+    expect(await invalidFields(await trigger(tableId, body))).toEqual(fields);
+  });
+
+  it("refuses an unknown field with 422", async () => {
+    const res = await trigger(tableId, { ...LOOKBACK, target_file_size_mb: 64 });
+    expect(res.status).toBe(422);
+    expect((await res.json()).detail).toContain("target_file_size_mb");
+  });
+
+  it("refuses a skip_recipe_check that is not a boolean with 422", async () => {
+    expect(await invalidFields(await trigger(tableId, LOOKBACK, "?skip_recipe_check=yes"))).toEqual([
+      "skip_recipe_check",
+    ]);
+  });
+
+  it("queues nothing for a refused trigger", async () => {
+    const list = await (await admin("GET", `/api/v1/tables/${tableId}/crunch`)).json();
+    expect(list.total).toBe(0);
+  });
+});
+
+describe("the recipe check", () => {
+  it("answers 404 for an unknown table", async () => {
+    const res = await trigger("tbl_missing", LOOKBACK);
+    expect(res.status).toBe(404);
+    expect((await res.json()).detail).toContain("tbl_missing");
+  });
+
+  it("refuses a table whose onboarding is pending with 409", async () => {
+    const pending = await createTable(plane, `crunch.pending${++seq}`);
+    const res = await trigger(pending.id, LOOKBACK);
+    expect(res.status).toBe(409);
+    const detail = (await res.json()).detail as string;
+    expect(detail).toContain("Onboarding has not produced the table's recipe");
+    expect(detail).toContain("'pending'");
+  });
+
+  it("refuses a table whose onboarding failed with 409", async () => {
+    const failed = await createTable(plane, `crunch.failed${++seq}`);
+    await finishOnboarding(plane, failed.id, { error: "access denied" });
+    const res = await trigger(failed.id, LOOKBACK);
+    expect(res.status).toBe(409);
+    expect((await res.json()).detail).toContain("'failed'");
+  });
+
+  it("queues a crunch without a recipe when skip_recipe_check=true", async () => {
+    const pending = await createTable(plane, `crunch.skip${++seq}`);
+    expect((await trigger(pending.id, LOOKBACK, "?skip_recipe_check=false")).status).toBe(409);
+    const res = await trigger(pending.id, LOOKBACK, "?skip_recipe_check=true");
+    expect(res.status).toBe(202);
+    const view = await res.json();
+    expect(view).toMatchObject({ table_id: pending.id, status: "queued", cluster_columns: [] });
+    const job = await plane.services.jobs.get(view.id);
+    const payload = CrunchPayloadSchema.parse(job?.payload);
+    expect(payload.recipe).toBeNull();
+    expect(payload.backfill_col).toBeUndefined();
+  });
+});
+
+describe("a lookback trigger", () => {
+  it("queues a crunch job whose payload parses, over [today - lookback_start, today - lookback_end] UTC", async () => {
+    const t = await table({ target_file_size_mb: 256, priority: "P2" });
+    const res = await trigger(t.id, LOOKBACK);
+    expect(res.status).toBe(202);
+    const view = await res.json();
+    expect(view).toMatchObject({
+      table_id: t.id,
+      job_type: "crunch",
+      requested_job_type: "crunch",
+      status: "queued",
+      trigger: "manual",
+      schedule_id: null,
+      priority: "P2",
+      date_range: { start: "2026-02-14", end: "2026-02-27" },
+      backfill_col: null,
+      cluster_columns: RECIPE.cluster_columns,
+      target_file_size_mb: 256,
+      summary: null,
+      created_at: "2026-03-01T23:30:00.000Z",
+      started_at: null,
+      finished_at: null,
+    });
+    const job = await plane.services.jobs.get(view.id);
+    expect(job).toMatchObject({ kind: "crunch", requires: ["s3"], priority: "P2", trigger: "manual" });
+    expect(CrunchPayloadSchema.parse(job?.payload)).toEqual({
+      table_id: t.id,
+      uri: `s3://lake/${t.name}`,
+      format: "delta",
+      date_range: { start: "2026-02-14", end: "2026-02-27" },
+      target_file_size_mb: 256,
+      cluster_columns: RECIPE.cluster_columns,
+      recipe: RECIPE,
+      mutation_interval_minutes: null,
+    });
+  });
+
+  it("covers today alone with 0 and 0, across a year boundary with larger values", async () => {
+    const today = await trigger((await table()).id, { lookback_start: 0, lookback_end: 0 });
+    expect((await today.json()).date_range).toEqual({ start: "2026-03-01", end: "2026-03-01" });
+    const long = await trigger((await table()).id, { lookback_start: 70, lookback_end: 60 });
+    expect((await long.json()).date_range).toEqual({ start: "2025-12-21", end: "2025-12-31" });
+  });
+
+  it("takes the trigger's priority over the table's", async () => {
+    const t = await table({ priority: "P2" });
+    const view = await (await trigger(t.id, { ...LOOKBACK, priority: "P1" })).json();
+    expect(view.priority).toBe("P1");
+    expect((await plane.services.jobs.get(view.id))?.priority).toBe("P1");
+  });
+
+  it("carries the mutation interval setting to the agent", async () => {
+    const set = (minutes: number | null) =>
+      plane.call("PUT", "/api/v1/config", {
+        token: ADMIN_KEY,
+        body: { mutation_interval_threshold_minutes: minutes },
+      });
+    expect((await set(30)).status).toBe(200);
+    try {
+      const view = await (await trigger((await table()).id, LOOKBACK)).json();
+      const job = await plane.services.jobs.get(view.id);
+      expect(CrunchPayloadSchema.parse(job?.payload).mutation_interval_minutes).toBe(30);
+    } finally {
+      expect((await set(null)).status).toBe(200);
+    }
+  });
+});
+
+describe("a backfill trigger", () => {
+  it("queues the given dates on the recipe's date column, sorted by the trigger's cluster columns", async () => {
+    const t = await table();
+    const res = await trigger(t.id, {
+      ...BACKFILL,
+      cluster_columns: " region , customer_id",
+      priority: "P1",
+    });
+    expect(res.status).toBe(202);
+    const view = await res.json();
+    expect(view).toMatchObject({
+      date_range: { start: "2026-01-01", end: "2026-01-31" },
+      backfill_col: "event_date",
+      cluster_columns: ["region", "customer_id"],
+      priority: "P1",
+    });
+    const payload = CrunchPayloadSchema.parse((await plane.services.jobs.get(view.id))?.payload);
+    expect(payload).toMatchObject({
+      date_range: { start: "2026-01-01", end: "2026-01-31" },
+      backfill_col: "event_date",
+      cluster_columns: ["region", "customer_id"],
+      recipe: RECIPE,
+    });
+  });
+
+  it("defaults the cluster columns to the recipe's and takes a single day", async () => {
+    const view = await (
+      await trigger((await table()).id, {
+        backfill_start_date: "2026-01-05",
+        backfill_end_date: "2026-01-05",
+      })
+    ).json();
+    expect(view).toMatchObject({
+      date_range: { start: "2026-01-05", end: "2026-01-05" },
+      cluster_columns: RECIPE.cluster_columns,
+    });
+  });
+});
+
+describe("overlapping crunches", () => {
+  it("refuses a second trigger while the first is queued or running with 409 naming it, and accepts one after it ends", async () => {
+    const t = await table();
+    const first = await (await trigger(t.id, LOOKBACK)).json();
+    const again = await trigger(t.id, LOOKBACK);
+    expect(again.status).toBe(409);
+    expect((await again.json()).detail).toContain(`'${first.id}' queued`);
+
+    const other = await trigger(t.id, { ...BACKFILL, priority: "P1" });
+    expect(other.status).toBe(409);
+
+    const leased = await leaseJob(plane, first.id);
+    const running = await trigger(t.id, LOOKBACK);
+    expect(running.status).toBe(409);
+    expect((await running.json()).detail).toContain(`'${first.id}' running`);
+
+    await plane.services.jobs.complete("agt_fake_for_tests", leased.id, leased.fence, "failed", {
+      error: "boom",
+      retryable: false,
+    });
+    const after = await trigger(t.id, LOOKBACK);
+    expect(after.status).toBe(202);
+    expect((await after.json()).id).not.toBe(first.id);
+  });
+
+  it("does not hold back a crunch of another table", async () => {
+    expect((await trigger((await table()).id, LOOKBACK)).status).toBe(202);
+    expect((await trigger((await table()).id, LOOKBACK)).status).toBe(202);
+  });
+
+  it("queues exactly one job when two triggers race", async () => {
+    for (let round = 0; round < 5; round++) {
+      const t = await table();
+      const answers = await Promise.all([trigger(t.id, LOOKBACK), trigger(t.id, { ...BACKFILL })]);
+      expect(answers.map((r) => r.status).sort()).toEqual([202, 409]);
+      const accepted = await answers.find((r) => r.status === 202)?.json();
+      const refused = await answers.find((r) => r.status === 409)?.json();
+      expect(refused.detail).toContain(accepted.id);
+      const list = await (await admin("GET", `/api/v1/tables/${t.id}/crunch`)).json();
+      expect(list.total).toBe(1);
+      expect(list.items[0].id).toBe(accepted.id);
+    }
+  });
+});
