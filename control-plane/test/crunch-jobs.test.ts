@@ -335,6 +335,42 @@ describe("scheduled crunches", () => {
   });
 });
 
+describe("cancelling a crunch", () => {
+  const cancel = (id: string) => admin("POST", `/api/v1/crunch/${id}/cancel`);
+
+  it("ends a queued crunch at once, refuses a second cancel with 409, and frees the table", async () => {
+    const t = await table();
+    const { id } = await triggered(t.id);
+    const res = await cancel(id);
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ id, status: "cancelled", finished_at: expect.any(String) });
+    const again = await cancel(id);
+    expect(again.status).toBe(409);
+    expect((await again.json()).detail).toContain("cancelled");
+    expect((await admin("POST", `/api/v1/tables/${t.id}/crunch`, LOOKBACK)).status).toBe(202);
+  });
+
+  it("moves a running crunch to cancelling, which still holds back a trigger", async () => {
+    const t = await table();
+    const { id } = await triggered(t.id);
+    await leaseJob(plane, id);
+    const res = await cancel(id);
+    expect(res.status).toBe(202);
+    expect((await res.json()).status).toBe("cancelling");
+    const trigger = await admin("POST", `/api/v1/tables/${t.id}/crunch`, LOOKBACK);
+    expect(trigger.status).toBe(409);
+    expect((await trigger.json()).detail).toContain(`'${id}' cancelling`);
+  });
+
+  it("answers 404 for a job that is not a crunch, and leaves it alone", async () => {
+    const t = await activeTable(plane, `crunchjobs.t${++seq}`);
+    const other = await plane.services.jobs.enqueue({ kind: "vacuum", payload: {}, tableId: t.id });
+    expect((await cancel(other.job.id)).status).toBe(404);
+    expect((await cancel("job_nope")).status).toBe(404);
+    expect((await plane.services.jobs.get(other.job.id))?.status).toBe("queued");
+  });
+});
+
 describe("access to crunch", () => {
   it("lets a Viewer read but not trigger", async () => {
     const t = await table();

@@ -1,7 +1,7 @@
 /**
- * Crunch (document 1): `POST/GET /api/v1/tables/{table_id}/crunch`, `GET /api/v1/crunch` and
- * `GET /api/v1/crunch/{crunch_id}/metrics`. API keys need `crunch:read` or `crunch:write`.
- * `POST /api/v1/crunch/{crunch_id}/cancel` lives with the jobs routes (it is the jobs' cancel).
+ * Crunch (document 1): `POST/GET /api/v1/tables/{table_id}/crunch`, `GET /api/v1/crunch`,
+ * `GET /api/v1/crunch/{crunch_id}/metrics` and `POST /api/v1/crunch/{crunch_id}/cancel` (the jobs'
+ * cancel, for crunch and optimize jobs only). API keys need `crunch:read` or `crunch:write`.
  */
 import { z } from "@hono/zod-openapi";
 import { access, principalId } from "../auth/access.ts";
@@ -9,6 +9,7 @@ import { jsonBody, jsonResponse, problemResponse } from "../http/openapi.ts";
 import { pageOf } from "../http/pagination.ts";
 import { defineRoute } from "../http/route.ts";
 import { newRouter } from "../http/router.ts";
+import { cancelJob } from "../jobs/routes.ts";
 import { TableIdParam } from "../tables/routes.ts";
 import {
   CRUNCH_PAGE_MAX,
@@ -98,6 +99,24 @@ const metrics = defineRoute({
   },
 });
 
+const cancel = defineRoute({
+  method: "post",
+  path: "/api/v1/crunch/{crunch_id}/cancel",
+  tags,
+  summary: "Cancel a crunch or optimize job",
+  description:
+    "A queued (or offered, not yet started) job ends `cancelled` at once. A running job becomes `cancelling`: its agent " +
+    "is told to stop without committing, and the job ends `cancelled` when the agent confirms or its lease lapses. " +
+    "A crunch that had already committed when the cancel arrived ends `succeeded`. Same semantics as POST /api/v1/jobs/{job_id}/cancel.",
+  access: access.write("crunch"),
+  request: { params: CrunchIdParam },
+  responses: {
+    202: jsonResponse("The job, cancelled or cancelling.", CrunchJobSchema),
+    404: problemResponse("No crunch or optimize job with this id."),
+    409: problemResponse("The job already ended; the detail names its status."),
+  },
+});
+
 export const crunchRoutes = newRouter()
   .openapi(trigger, async (c) => {
     const job = await c.var.services.crunch.trigger(c.req.valid("param").table_id, c.req.valid("json"), {
@@ -127,4 +146,9 @@ export const crunchRoutes = newRouter()
   })
   .openapi(metrics, async (c) =>
     c.json(crunchMetricsView(await c.var.services.crunch.get(c.req.valid("param").crunch_id)), 200),
-  );
+  )
+  .openapi(cancel, async (c) => {
+    const { services } = c.var;
+    const job = await services.crunch.get(c.req.valid("param").crunch_id);
+    return c.json(crunchJobView(await cancelJob(services, job.id)), 202);
+  });

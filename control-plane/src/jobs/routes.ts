@@ -1,11 +1,11 @@
 /**
  * Jobs of every kind: list, read, cancel, and enqueue diagnostic jobs (`noop`, `sleep`) to check
  * that agents are working. Kind-specific routes (crunch, vacuum, ...) are views of the same jobs;
- * `POST /api/v1/crunch/{crunch_id}/cancel` uses the same cancel as `POST /api/v1/jobs/{job_id}/cancel`.
+ * `POST /api/v1/crunch/{crunch_id}/cancel` (crunch module) uses the same `cancelJob`.
  */
 import { z } from "@hono/zod-openapi";
 import { access, principalId } from "../auth/access.ts";
-import { JOB_STATUSES } from "../db/schema.ts";
+import { JOB_STATUSES, type Job } from "../db/schema.ts";
 import { jsonBody, jsonResponse, problemResponse } from "../http/openapi.ts";
 import { pageOf, pageQuery } from "../http/pagination.ts";
 import { conflict, notFound } from "../http/problem.ts";
@@ -18,14 +18,8 @@ const tags = ["jobs"];
 const JobIdParam = z.object({
   job_id: z.string().openapi({ param: { name: "job_id", in: "path" }, example: "job_4k9x2m7q0c1v8b3n5z6t" }),
 });
-const CrunchIdParam = z.object({
-  crunch_id: z
-    .string()
-    .openapi({ param: { name: "crunch_id", in: "path" }, example: "job_4k9x2m7q0c1v8b3n5z6t" }),
-});
 
 export const DIAGNOSTIC_KINDS = ["noop", "sleep"] as const;
-const CRUNCH_KINDS = ["crunch", "optimize"];
 
 const DiagnosticJobSchema = z
   .strictObject({
@@ -107,21 +101,8 @@ const cancel = defineRoute({
   responses: cancelResponses,
 });
 
-const cancelCrunch = defineRoute({
-  method: "post",
-  path: "/api/v1/crunch/{crunch_id}/cancel",
-  tags: ["crunch"],
-  summary: "Cancel a crunch or optimize job",
-  description:
-    "Same semantics as `POST /api/v1/jobs/{job_id}/cancel`; 404 unless the id is a crunch or optimize job.",
-  access: access.write("crunch"),
-  request: { params: CrunchIdParam },
-  responses: cancelResponses,
-});
-
-async function cancelJob(services: Services, id: string, kinds?: readonly string[]) {
-  const job = await services.jobs.get(id);
-  if (!job || (kinds && !kinds.includes(job.kind))) throw notFound(kinds ? "crunch job" : "job", id);
+/** Cancels a job and tells its agent to stop; 404 for an unknown id, 409 when it already ended. */
+export async function cancelJob(services: Services, id: string): Promise<Job> {
   const outcome = await services.jobs.cancel(id);
   if (!outcome) throw notFound("job", id);
   if (outcome.notify)
@@ -130,7 +111,7 @@ async function cancelJob(services: Services, id: string, kinds?: readonly string
     throw conflict(
       `Job '${id}' is already ${outcome.job.status}; only queued or running jobs can be cancelled.`,
     );
-  return jobView(outcome.job, [], services.clock.now());
+  return outcome.job;
 }
 
 export const jobRoutes = newRouter()
@@ -168,7 +149,7 @@ export const jobRoutes = newRouter()
     const abilities = await c.var.services.agents.connectedAbilities();
     return c.json(jobView(job, abilities, c.var.services.clock.now()), 201);
   })
-  .openapi(cancel, async (c) => c.json(await cancelJob(c.var.services, c.req.valid("param").job_id), 202))
-  .openapi(cancelCrunch, async (c) =>
-    c.json(await cancelJob(c.var.services, c.req.valid("param").crunch_id, CRUNCH_KINDS), 202),
-  );
+  .openapi(cancel, async (c) => {
+    const job = await cancelJob(c.var.services, c.req.valid("param").job_id);
+    return c.json(jobView(job, [], c.var.services.clock.now()), 202);
+  });
