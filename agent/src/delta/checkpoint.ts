@@ -3,7 +3,8 @@
  * metadata, txns, domain metadata, active files, and the tombstones still inside
  * `delta.deletedFileRetentionDuration` (default one week), written as Parquet by DuckDB, then
  * `_last_checkpoint`. Statistics follow the table's settings: JSON (`stats`) unless
- * `delta.checkpoint.writeStatsAsJson` is false, and also as a struct (`stats_parsed`) when
+ * `delta.checkpoint.writeStatsAsJson` is false on writer version 3 or later (where the protocol
+ * says it is enforced), and also as a struct (`stats_parsed`) when
  * `delta.checkpoint.writeStatsAsStruct` is true.
  *
  * A checkpoint is an optimisation: the caller treats a failure here as a warning, never as a
@@ -77,7 +78,9 @@ export async function writeCheckpoint(
   const config = snapshot.metadata.configuration;
   const retention =
     parseInterval(config["delta.deletedFileRetentionDuration"]) ?? DEFAULT_TOMBSTONE_RETENTION_MS;
-  const statsAsJson = config["delta.checkpoint.writeStatsAsJson"] !== "false";
+  // Writers enforce writeStatsAsJson from writer version 3; below it, JSON stats (lossless) are kept.
+  const statsAsJson =
+    config["delta.checkpoint.writeStatsAsJson"] !== "false" || snapshot.protocol.minWriterVersion < 3;
   const statsAsStruct = config["delta.checkpoint.writeStatsAsStruct"] === "true";
 
   const lines: string[] = [];
