@@ -11,8 +11,9 @@ import {
   parseSchema,
   type Snapshot,
   schemaRefusal,
+  writeCheckpoint,
 } from "../src/delta/index.ts";
-import { Engine, sqlList } from "../src/engine/duckdb.ts";
+import { Engine, sqlList, sqlString } from "../src/engine/duckdb.ts";
 import { FileStore } from "../src/store/index.ts";
 
 const FIXTURES = "/work/shared/fixtures/delta";
@@ -32,6 +33,7 @@ afterAll(async () => {
 const load = (table: string, version?: number) =>
   loadSnapshot(new FileStore(join(FIXTURES, table)), engine, { scratchDir: join(scratch, "dl"), version });
 const rowsFromStats = (s: Snapshot) => s.files.reduce((n, f) => n + (f.stats?.numRecords ?? 0), 0);
+const pad10 = (n: number) => String(n).padStart(10, "0");
 const paths = (s: Snapshot) => s.files.map((f) => f.path).sort();
 
 describe("loadSnapshot on real tables", () => {
@@ -75,6 +77,30 @@ describe("loadSnapshot on real tables", () => {
     expect(paths(fromCheckpoint)).toEqual(paths(fromJson));
     expect(fromCheckpoint.metadata.id).toBe(fromJson.metadata.id);
     expect(fromCheckpoint.protocol).toEqual(fromJson.protocol);
+  });
+
+  it("reads a multi-part checkpoint, and ignores one with a part missing", async () => {
+    const copy = await mkdtemp(join(scratch, "multipart-"));
+    await cp(join(FIXTURES, "checkpoints"), copy, { recursive: true });
+    const store = new FileStore(copy);
+    const fromJson = await loadSnapshot(store, engine, { scratchDir: join(scratch, "dl") });
+    await writeCheckpoint(store, engine, fromJson, { scratchDir: join(scratch, "dl") });
+    const single = join(copy, "_delta_log/00000000000000000012.checkpoint.parquet");
+    const part = (i: number, n: number) =>
+      sqlString(join(copy, `_delta_log/00000000000000000012.checkpoint.${pad10(i)}.${pad10(n)}.parquet`));
+    await engine.run(
+      `COPY (SELECT * FROM read_parquet(${sqlString(single)}) WHERE add IS NULL) TO ${part(1, 2)}`,
+    );
+    await engine.run(
+      `COPY (SELECT * FROM read_parquet(${sqlString(single)}) WHERE add IS NOT NULL) TO ${part(2, 2)}`,
+    );
+    await engine.run(`COPY (SELECT * FROM read_parquet(${sqlString(single)})) TO ${part(1, 3)}`);
+    await unlink(single);
+    // Commits 0-12 must not be what the snapshot is built from.
+    for (let v = 0; v <= 12; v++) await unlink(join(copy, `_delta_log/${String(v).padStart(20, "0")}.json`));
+    const fromParts = await loadSnapshot(store, engine, { scratchDir: join(scratch, "dl") });
+    expect(fromParts.checkpointVersion).toBe(12);
+    expect(paths(fromParts)).toEqual(paths(fromJson));
   });
 
   it("uses the newest complete checkpoint even when _last_checkpoint is stale", async () => {
