@@ -88,7 +88,13 @@ describe("agent configuration", () => {
   });
 
   it("reads the S3 and engine options from flags, environment and file, booleans as true/false", () => {
-    const fromFlags = run([...base, "--s3-endpoint", "http://127.0.0.1:9000", "--s3-force-path-style", "true"]);
+    const fromFlags = run([
+      ...base,
+      "--s3-endpoint",
+      "http://127.0.0.1:9000",
+      "--s3-force-path-style",
+      "true",
+    ]);
     expect(fromFlags.s3_endpoint).toBe("http://127.0.0.1:9000");
     expect(fromFlags.s3_force_path_style).toBe(true);
     expect(fromFlags.memory_limit_mb).toBe(768);
@@ -97,13 +103,19 @@ describe("agent configuration", () => {
       LAKESMITH_AGENT_S3_FORCE_PATH_STYLE: "0",
       LAKESMITH_AGENT_MEMORY_LIMIT_MB: "1024",
     });
-    expect(fromEnv).toMatchObject({ s3_region: "eu-west-1", s3_force_path_style: false, memory_limit_mb: 1024 });
+    expect(fromEnv).toMatchObject({
+      s3_region: "eu-west-1",
+      s3_force_path_style: false,
+      memory_limit_mb: 1024,
+    });
     const fromFile = run([...base, "--config", configFile({ s3_force_path_style: true })]);
     expect(fromFile.s3_force_path_style).toBe(true);
     expect(errorOf(() => run([...base, "--s3-force-path-style", "yes"]))).toContain(
       "--s3-force-path-style: must be true or false",
     );
-    expect(errorOf(() => run([...base, "--s3-endpoint", "ftp://x"]))).toContain("--s3-endpoint: must be an http(s) URL");
+    expect(errorOf(() => run([...base, "--s3-endpoint", "ftp://x"]))).toContain(
+      "--s3-endpoint: must be an http(s) URL",
+    );
   });
 
   it("names each missing or bad value by where it came from", () => {

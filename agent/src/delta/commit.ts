@@ -49,6 +49,8 @@ export interface CommitOptions {
   operation: string;
   operationParameters: Record<string, unknown>;
   operationMetrics?: Record<string, unknown>;
+  /** More `commitInfo` fields (a job's result); they never replace the fields above. */
+  commitInfo?: Record<string, unknown>;
   engine: Engine;
   scratchDir: string;
   /** Most log writes to try before giving up (default 10). */
@@ -138,6 +140,7 @@ function commitBody(
   now: number,
 ): string {
   const commitInfo = {
+    ...options.commitInfo,
     timestamp: now,
     operation: options.operation,
     operationParameters: stringValues(options.operationParameters),
