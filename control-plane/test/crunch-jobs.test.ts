@@ -223,6 +223,24 @@ describe("a crunch that ran as optimize", () => {
 });
 
 describe("the crunch lists", () => {
+  it("merge crunch and optimize jobs newest first, page by page", async () => {
+    const t = await table();
+    const made: string[] = [];
+    for (const kind of ["crunch", "optimize", "optimize", "crunch", "optimize"]) {
+      clock.advance(1000);
+      const { job } = await plane.services.jobs.enqueue({ kind, payload: {}, tableId: t.id });
+      made.push(job.id);
+    }
+    const newest = made.reverse();
+    for (let offset = 0; offset < newest.length; offset++) {
+      const page = await get(`/api/v1/tables/${t.id}/crunch?offset=${offset}&limit=1`);
+      expect(page.total).toBe(5);
+      expect(ids(page), `offset ${offset}`).toEqual([newest[offset]]);
+    }
+    expect(ids(await get(`/api/v1/crunch?table_id=${t.id}&offset=1&limit=3`))).toEqual(newest.slice(1, 4));
+    expect(ids(await get(`/api/v1/crunch?table_id=${t.id}&offset=4&limit=3`))).toEqual(newest.slice(4));
+  });
+
   let tableId: string;
   let newestFirst: string[];
   beforeAll(async () => {

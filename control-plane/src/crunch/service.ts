@@ -97,28 +97,40 @@ export class CrunchService {
     return job;
   }
 
-  /** Crunch and optimize jobs, newest first; `jobType` matches what a job ran as. */
+  /**
+   * Crunch and optimize jobs, newest first; `jobType` matches what a job ran as. One ordered read
+   * per kind, merged here: `kind IN (...)` with ORDER BY sorts every crunch job ever (0.7 s at
+   * 270,000 jobs), while each kind's read walks the (kind, created_at) or (table_id, kind,
+   * created_at) index and stops after `offset + limit` rows (5 ms).
+   */
   async list(filter: CrunchFilter, offset: number, limit: number): Promise<Page<Job>> {
     const ranAs = sql`coalesce(json_extract(${jobs.result}, '$.job_type'), ${jobs.kind})`;
-    const where = and(
-      ...[
-        inArray(jobs.kind, [...CRUNCH_KINDS]),
-        filter.tableId !== undefined ? eq(jobs.tableId, filter.tableId) : undefined,
-        filter.status ? eq(jobs.status, filter.status) : undefined,
-        filter.jobType ? eq(ranAs, filter.jobType) : undefined,
-      ].filter((c): c is SQL => c !== undefined),
-    );
-    const page = this.db
-      .select()
-      .from(jobs)
-      .where(where)
-      .orderBy(desc(jobs.createdAt), desc(jobs.id))
-      .limit(limit)
-      .offset(offset);
-    const [items, [total]] = await Promise.all([
-      page,
-      this.db.select({ n: count() }).from(jobs).where(where),
+    const where = (kinds: readonly string[]) =>
+      and(
+        ...[
+          kinds.length === 1 ? eq(jobs.kind, kinds[0] as string) : inArray(jobs.kind, [...kinds]),
+          filter.tableId !== undefined ? eq(jobs.tableId, filter.tableId) : undefined,
+          filter.status ? eq(jobs.status, filter.status) : undefined,
+          filter.jobType ? eq(ranAs, filter.jobType) : undefined,
+        ].filter((c): c is SQL => c !== undefined),
+      );
+    const newestFirst = (a: Job, b: Job) =>
+      b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+    const [[total], ...perKind] = await Promise.all([
+      this.db.select({ n: count() }).from(jobs).where(where(CRUNCH_KINDS)),
+      ...CRUNCH_KINDS.map((kind) =>
+        this.db
+          .select()
+          .from(jobs)
+          .where(where([kind]))
+          .orderBy(desc(jobs.createdAt), desc(jobs.id))
+          .limit(offset + limit),
+      ),
     ]);
+    const items = perKind
+      .flat()
+      .sort(newestFirst)
+      .slice(offset, offset + limit);
     return { items, total: total?.n ?? 0, offset, limit };
   }
 
