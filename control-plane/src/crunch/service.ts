@@ -23,7 +23,6 @@ import type { JobService } from "../jobs/service.ts";
 import { addDays, utcDate } from "../schedules/timing.ts";
 import type { TableService } from "../tables/service.ts";
 import { type CrunchTrigger, clusterColumnNames } from "./schemas.ts";
-import { isCrunchKind } from "./view.ts";
 
 /** Statuses in which a job may still commit to its table. */
 const ACTIVE: JobStatus[] = ["queued", "offered", "running", "cancelling"];
@@ -93,7 +92,7 @@ export class CrunchService {
   /** A crunch or optimize job; 404 for any other id. */
   async get(id: string): Promise<Job> {
     const job = await this.jobs.get(id);
-    if (!job || !isCrunchKind(job.kind)) throw notFound("Crunch job", id);
+    if (!job || !(CRUNCH_KINDS as readonly string[]).includes(job.kind)) throw notFound("Crunch job", id);
     return job;
   }
 

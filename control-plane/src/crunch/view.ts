@@ -4,7 +4,6 @@
  * (`ScheduledJobPayload`) parse as crunch payloads too, so both kinds of run read the same way.
  */
 import {
-  CRUNCH_KINDS,
   type CrunchKind,
   type CrunchPayload,
   CrunchPayloadSchema,
@@ -106,5 +105,3 @@ function metricsOf(r: CrunchResult): NonNullable<CrunchMetricsWire["metrics"]> {
     validation: { rows_match: r.rows_in === r.rows_out },
   };
 }
-
-export const isCrunchKind = (kind: string): boolean => (CRUNCH_KINDS as readonly string[]).includes(kind);
