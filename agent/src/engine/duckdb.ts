@@ -50,6 +50,9 @@ export class Engine {
     }
     const instance = await DuckDBInstance.create(":memory:", settings);
     const connection = await instance.connect();
+    // Casts between TIMESTAMP and TIMESTAMPTZ (Spark's INT96 files read as TIMESTAMP) must not depend
+    // on the host's zone: Delta timestamps are UTC instants. (An ICU setting: not settable at create.)
+    await connection.run("set TimeZone = 'UTC'");
     return new Engine(instance, connection);
   }
 

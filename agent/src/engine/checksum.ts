@@ -1,0 +1,166 @@
+/**
+ * The proof that a crunch rewrite is lossless (architecture.md, "The agent"): an order-insensitive
+ * content checksum of a set of Parquet files, read as the table's columns, computed the same way for
+ * the inputs and the outputs and compared before anything is committed.
+ *
+ * Per column: the number of non-null values and the sum of DuckDB's 64-bit `hash()` of every value,
+ * summed exactly as a HUGEINT (no overflow below 2^64 rows). A sum does not depend on row order or on
+ * how rows are split into files, but a changed, dropped or duplicated value changes it. Per-column
+ * sums alone would miss values moved between rows of one column (a sort that scrambles a column), so
+ * a row checksum, the sum of `hash(c1, ..., cn)` over whole rows, is kept as well.
+ *
+ * @example
+ * const expected = await checksumFiles(engine, inputs, columns);
+ * const problems = compareChecksums(expected, written.checksum);
+ * if (problems.length > 0) throw new Error(`rewrite is not lossless: ${problems.join("; ")}`);
+ */
+import { type Engine, sqlIdent, sqlList, sqlString } from "./duckdb.ts";
+
+/** One column of the table as the rewrite writes it: its name and the DuckDB type its schema maps to. */
+export interface TableColumn {
+  name: string;
+  /** A DuckDB SQL type, for example `TIMESTAMPTZ`, `DECIMAL(10,2)`, `STRUCT(a INTEGER, b VARCHAR)`. */
+  type: string;
+}
+
+export interface ColumnChecksum {
+  name: string;
+  /** Non-null values. */
+  count: number;
+  /** Sum of `hash(value)` over all rows, as decimal text of an exact integer. */
+  hash: string;
+}
+
+export interface Checksum {
+  rows: number;
+  /** Sum of `hash(c1, ..., cn)` over whole rows, as decimal text. */
+  rowHash: string;
+  columns: ColumnChecksum[];
+}
+
+/**
+ * A `SELECT` list reading Parquet files as exactly `columns`, in order, cast to their types. Files
+ * written before a column was added read it as NULL (`union_by_name`); a column that no file has is
+ * NULL too. With `filename`, the source file's path comes along as the column `filename`.
+ */
+export async function readAsColumns(
+  engine: Engine,
+  files: readonly string[],
+  columns: readonly TableColumn[],
+  options: { filename?: boolean } = {},
+): Promise<string> {
+  const source = `read_parquet(${sqlList(files)}, union_by_name = true${options.filename ? ", filename = true" : ""})`;
+  const present = new Set(
+    (await engine.query<{ column_name: string }>(`describe select * from ${source}`)).map((r) =>
+      r.column_name.toLowerCase(),
+    ),
+  );
+  const list = columns.map((c) => {
+    const value = present.has(c.name.toLowerCase()) ? sqlIdent(c.name) : "NULL";
+    return `cast(${value} as ${c.type}) as ${sqlIdent(c.name)}`;
+  });
+  if (options.filename) list.push("filename");
+  return `select ${list.join(", ")} from ${source}`;
+}
+
+/** The aggregate expressions of a checksum over a relation that has exactly `columns`. */
+export function checksumAggregates(columns: readonly TableColumn[]): string {
+  const parts = ["count(*) as ck_rows"];
+  columns.forEach((c, i) => {
+    parts.push(`count(${sqlIdent(c.name)}) as ck_count_${i}`);
+    parts.push(`sum(hash(${sqlIdent(c.name)}))::varchar as ck_hash_${i}`);
+  });
+  const all = columns.map((c) => sqlIdent(c.name)).join(", ");
+  parts.push(
+    columns.length > 0 ? `coalesce(sum(hash(${all})), 0)::varchar as ck_row_hash` : "'0' as ck_row_hash",
+  );
+  return parts.join(", ");
+}
+
+/** Reads a checksum back from a row of `checksumAggregates` (or several rows, one per file, summed). */
+export function checksumFromRows(
+  columns: readonly TableColumn[],
+  rows: readonly Record<string, unknown>[],
+): Checksum {
+  const big = (v: unknown) => BigInt(v === null || v === undefined ? 0 : String(v));
+  const sum = (key: string) => rows.reduce((s, r) => s + big(r[key]), 0n);
+  return {
+    rows: Number(sum("ck_rows")),
+    rowHash: sum("ck_row_hash").toString(),
+    columns: columns.map((c, i) => ({
+      name: c.name,
+      count: Number(sum(`ck_count_${i}`)),
+      hash: sum(`ck_hash_${i}`).toString(),
+    })),
+  };
+}
+
+/** The content checksum of Parquet files read as `columns` (one scan). */
+export async function checksumFiles(
+  engine: Engine,
+  files: readonly string[],
+  columns: readonly TableColumn[],
+): Promise<Checksum> {
+  const select = await readAsColumns(engine, files, columns);
+  const rows = await engine.query(`select ${checksumAggregates(columns)} from (${select})`);
+  return checksumFromRows(columns, rows);
+}
+
+/**
+ * What differs between the checksum of the inputs and that of the outputs, one line each; empty when
+ * they match. Names the column whose values changed, or says that values moved between rows.
+ */
+export function compareChecksums(expected: Checksum, actual: Checksum): string[] {
+  const names = (c: Checksum) => c.columns.map((x) => x.name).join(", ");
+  if (names(expected) !== names(actual)) {
+    return [`schema mismatch: expected columns [${names(expected)}], got [${names(actual)}]`];
+  }
+  const problems: string[] = [];
+  if (expected.rows !== actual.rows)
+    problems.push(`row count: expected ${expected.rows}, got ${actual.rows}`);
+  expected.columns.forEach((e, i) => {
+    const a = actual.columns[i] as ColumnChecksum;
+    if (e.count !== a.count)
+      problems.push(`column ${e.name}: expected ${e.count} non-null values, got ${a.count}`);
+    else if (e.hash !== a.hash)
+      problems.push(`column ${e.name}: values differ (checksum ${e.hash} ≠ ${a.hash})`);
+  });
+  if (problems.length === 0 && expected.rowHash !== actual.rowHash) {
+    problems.push("rows differ: every column holds the same values, but not in the same rows");
+  }
+  return problems;
+}
+
+/** DuckDB's canonical spelling of each type (`TIMESTAMPTZ` → `TIMESTAMP WITH TIME ZONE`), in one query. */
+export async function canonicalTypes(engine: Engine, types: readonly string[]): Promise<string[]> {
+  if (types.length === 0) return [];
+  const [row] = await engine.query<Record<string, string>>(
+    `select ${types.map((t, i) => `typeof(cast(NULL as ${t})) as t${i}`).join(", ")}`,
+  );
+  return types.map((_, i) => String(row?.[`t${i}`]));
+}
+
+/**
+ * Compares the schema of written Parquet files, as DuckDB reads them, with `columns`: same names in
+ * the same order, same types. Returns one line per difference; empty when they match.
+ */
+export async function checkSchema(
+  engine: Engine,
+  files: readonly string[],
+  columns: readonly TableColumn[],
+): Promise<string[]> {
+  const expected = await canonicalTypes(
+    engine,
+    columns.map((c) => c.type),
+  );
+  const problems: string[] = [];
+  for (const file of files) {
+    const actual = await engine.query<{ column_name: string; column_type: string }>(
+      `describe select * from read_parquet(${sqlString(file)})`,
+    );
+    const got = actual.map((r) => `${r.column_name} ${r.column_type}`).join(", ");
+    const want = columns.map((c, i) => `${c.name} ${expected[i]}`).join(", ");
+    if (got !== want) problems.push(`schema mismatch in ${file}: expected [${want}], got [${got}]`);
+  }
+  return problems;
+}

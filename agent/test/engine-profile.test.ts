@@ -1,0 +1,89 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type ColumnProfile,
+  Engine,
+  pickClusterColumns,
+  pickEnumeratedColumns,
+  profileColumns,
+  sqlString,
+} from "../src/engine/index.ts";
+
+let dir: string;
+let engine: Engine;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "engine-profile-"));
+  engine = await Engine.open({ memoryLimitMb: 256 });
+});
+afterAll(async () => {
+  engine.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const profile = (name: string, type: string, approxDistinct: number, nullFraction = 0): ColumnProfile => ({
+  name,
+  type,
+  sampleRows: 10_000,
+  nullFraction,
+  approxDistinct,
+  min: null,
+  max: null,
+});
+
+describe("profileColumns", () => {
+  it("profiles each column on a bounded sample: distinct count, null fraction, min, max and type", async () => {
+    const path = join(dir, "sample.parquet");
+    await engine.run(`copy (select i::bigint as order_id, ['a','b','c'][1 + (i % 3)::int] as status,
+        case when i % 4 = 0 then NULL else date '2024-01-01' + (i % 10)::int end as day, [i] as tags
+      from range(50000) t(i)) to ${sqlString(path)} (format parquet)`);
+    const profiles = await profileColumns(
+      engine,
+      [path],
+      [
+        { name: "order_id", type: "BIGINT" },
+        { name: "status", type: "VARCHAR" },
+        { name: "day", type: "DATE" },
+        { name: "tags", type: "BIGINT[]" },
+      ],
+      { sampleRows: 10_000 },
+    );
+    const [orderId, status, day, tags] = profiles;
+    expect(orderId).toMatchObject({
+      type: "BIGINT",
+      sampleRows: 10_000,
+      nullFraction: 0,
+      min: "0",
+      max: "9999",
+    });
+    expect(orderId?.approxDistinct).toBeGreaterThan(8_000);
+    expect(status).toMatchObject({ approxDistinct: 3, min: "a", max: "c" });
+    expect(day).toMatchObject({ min: "2024-01-01", max: "2024-01-10" });
+    expect(day?.nullFraction).toBeCloseTo(0.25, 2);
+    expect(tags).toMatchObject({ type: "BIGINT[]", min: null, max: null });
+  });
+});
+
+describe("column heuristics", () => {
+  const profiles = [
+    profile("event_time", "TIMESTAMP WITH TIME ZONE", 9_800),
+    profile("customer_id", "BIGINT", 4_000),
+    profile("country", "VARCHAR", 12),
+    profile("status", "VARCHAR", 4),
+    profile("is_test", "BOOLEAN", 2),
+    profile("comment", "VARCHAR", 9_000),
+    profile("legacy_id", "BIGINT", 500, 0.9),
+    profile("amount", "DECIMAL(12,2)", 20),
+  ];
+
+  it("picks timestamps, then id-like columns with many distinct values, as cluster candidates", () => {
+    expect(pickClusterColumns(profiles)).toEqual(["event_time", "customer_id"]);
+    expect(pickClusterColumns(profiles, 1)).toEqual(["event_time"]);
+  });
+
+  it("picks columns with few distinct values as enumerated, fewest first, ignoring decimals", () => {
+    expect(pickEnumeratedColumns(profiles)).toEqual(["is_test", "status", "country"]);
+    expect(pickEnumeratedColumns(profiles, 5)).toEqual(["is_test", "status"]);
+  });
+});
