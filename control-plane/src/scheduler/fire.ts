@@ -1,22 +1,25 @@
 /**
  * The two statements that fire one chunk of due schedules, written as set-based SQL so no schedule
  * row travels to JavaScript and back: a tick's cost is the database's own work per due schedule.
+ * The scheduler runs them as one batch (one transaction, on libSQL and D1 alike).
  *
  * `due` (a CTE) is up to `limit` due schedules, read from the `(enabled, next_run_at)` index,
  * with the slot each fires (daily: the latest UTC date whose run time has passed; backfill:
- * `backfillSlot`) and when it is due next.
+ * `backfillSlot`) and when it is due next. Both statements read the same chunk: the same index
+ * walk with the same limit, in one transaction. (An ORDER BY to pin that down made libSQL sort
+ * every due schedule per chunk.)
  *
  * 1. `insertJobs`: one queued job per due schedule whose slot has not fired (`last_slot`), with the
  *    dedupe key `scheduleDedupeKey(id, slot)`; a key that exists already is skipped, so a second
  *    tick or a second control plane inserts nothing.
- * 2. `moveOn`: sets `last_slot` and `next_run_at` of the same schedules, but only where the slot's
- *    job exists (or the slot had fired before). A schedule that became due between the two
- *    statements is left due for the next chunk, never moved past a slot without its job.
+ * 2. `moveOn`: sets `last_slot` and `next_run_at` of the same schedules. After (1) in the same
+ *    transaction every slot of the chunk has its job (inserted now, or by a tick before), so no
+ *    schedule is moved past a slot without its job. It reads no table row, only that it exists.
  *
  * The payload, dedupe key, slot and `requires` written here must equal what the shared helpers
  * (`@lakesmith/shared/jobs`) describe; the scheduler tests compare them against those helpers.
  */
-import { and, count, eq, lte, type SQL, sql } from "drizzle-orm";
+import { and, eq, lte, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
 import { lakeTables, schedules } from "../db/schema.ts";
 
@@ -29,7 +32,12 @@ const DAY_MS = 86_400_000;
  */
 const jobId = sql.raw("'job_' || lower(hex(randomblob(10)))");
 
-function dueCte(now: Date, limit: number): SQL {
+/** Columns the job's payload needs besides the slot; `moveOn` reads none of them. */
+const PAYLOAD_COLUMNS = sql.raw(`s.table_id, s.job_type, s.schedule_type, s.lookback_start, s.lookback_end,
+           s.backfill_col, s.backfill_start_date, s.backfill_end_date,
+           t.uri, t.format, t.priority, t.target_file_size_mb, t.recipe,`);
+
+function dueCte(now: Date, limit: number, payload: boolean): SQL {
   const t = now.getTime();
   const midnight = t - (t % DAY_MS);
   const today = new Date(midnight).toISOString().slice(0, 10);
@@ -37,9 +45,7 @@ function dueCte(now: Date, limit: number): SQL {
   const minutes = sql`(cast(substr(s.run_time_utc, 1, 2) as integer) * 60 + cast(substr(s.run_time_utc, 4, 2) as integer))`;
   const runsToday = sql`(${midnight} + ${minutes} * 60000 <= ${t})`;
   return sql`due as materialized (
-    select s.id, s.table_id, s.job_type, s.schedule_type, s.lookback_start, s.lookback_end,
-           s.backfill_col, s.backfill_start_date, s.backfill_end_date, s.last_slot,
-           t.uri, t.format, t.priority, t.target_file_size_mb, t.recipe,
+    select s.rowid as rid, s.id, s.last_slot, ${payload ? PAYLOAD_COLUMNS : sql``}
            case
              when s.schedule_type = 'daily' and s.run_time_utc is not null
                   and s.lookback_start is not null and s.lookback_end is not null
@@ -69,7 +75,7 @@ export function insertJobs(now: Date, limit: number): SQL {
         'start', case when ${daily} then date(due.slot, '-' || due.lookback_start || ' days') else due.backfill_start_date end,
         'end', case when ${daily} then date(due.slot, '-' || due.lookback_end || ' days') else due.backfill_end_date end),
       'slot', due.slot, 'target_file_size_mb', due.target_file_size_mb, 'recipe', json(due.recipe))`;
-  return sql`with ${dueCte(now, limit)}
+  return sql`with ${dueCte(now, limit, true)}
     insert into jobs (id, kind, table_id, priority, payload, requires, dedupe_key, trigger, schedule_id,
                       not_before, created_at, updated_at)
     select ${jobId}, due.job_type, due.table_id, due.priority,
@@ -81,26 +87,22 @@ export function insertJobs(now: Date, limit: number): SQL {
     on conflict (dedupe_key) do nothing`;
 }
 
-/** Moves the chunk's schedules on, where their slot's job exists; disarms rows with no slot. */
+/** Moves the chunk's schedules on (run after `insertJobs` in the same batch); disarms rows with no slot. */
 export function moveOn(now: Date, limit: number): SQL {
-  return sql`with ${dueCte(now, limit)}
+  return sql`with ${dueCte(now, limit, false)}
     update schedules
     set last_slot = coalesce(due.slot, schedules.last_slot), next_run_at = due.next, updated_at = ${now.getTime()}
     from due
-    where schedules.id = due.id
-      and (due.slot is null or due.slot is schedules.last_slot
-           or exists (select 1 from jobs where jobs.dedupe_key = 'schedule:' || due.id || ':' || due.slot))`;
+    where schedules.rowid = due.rid`;
 }
 
-/** How many schedules are due now, up to `limit`: the size of the next chunk. */
-export async function countDue(db: Db, now: Date, limit: number): Promise<number> {
-  const due = db
+/** Whether any schedule is due now: one probe of the due index, so an idle tick writes nothing. */
+export async function anyDue(db: Db, now: Date): Promise<boolean> {
+  const rows = await db
     .select({ one: sql`1` })
     .from(schedules)
     .innerJoin(lakeTables, eq(lakeTables.id, schedules.tableId))
     .where(and(eq(schedules.enabled, true), lte(schedules.nextRunAt, now)))
-    .limit(limit)
-    .as("due");
-  const [row] = await db.select({ n: count() }).from(due);
-  return row?.n ?? 0;
+    .limit(1);
+  return rows.length > 0;
 }

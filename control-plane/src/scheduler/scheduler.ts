@@ -8,20 +8,22 @@
  *    `(enabled, next_run_at)` index) and pick each one's slot: daily, the latest UTC date whose
  *    run time is at or before now (a late tick fires the day it missed, once);
  *    backfill, its column and range.
- * 2. Insert one job per slot that has not fired, keyed `schedule:<id>:<slot>` (`ON CONFLICT DO
- *    NOTHING`: a second tick or a second control plane inserts nothing), then move the schedules
- *    on (`next_run_at` to the next date's run time; null after a backfill). See `fire.ts`.
+ * 2. In one transaction, insert one job per slot that has not fired, keyed `schedule:<id>:<slot>`
+ *    (`ON CONFLICT DO NOTHING`: a second tick or a second control plane inserts nothing), and move
+ *    the schedules on (`next_run_at` to the next date's run time; null after a backfill). See
+ *    `fire.ts`.
  * 3. Repeat while a chunk was full, then reap lapsed offers and leases (`JobService.reap`).
  *
  * Bounds: the work follows the due schedules, not the total: a tick with nothing due is one index
- * probe (`countDue`). Each chunk is two statements whatever its size (no per-row parameters, so D1's limit of
- * 100 bound parameters is never near). With `schedules_per_slot` capping daily schedules per
- * minute, a tick that runs every minute sees at most that many daily schedules due.
+ * probe (`anyDue`) and writes nothing. Each chunk is one batch of two statements whatever its size
+ * (no per-row parameters, so D1's limit of 100 bound parameters is never near). With
+ * `schedules_per_slot` capping daily schedules per minute, a tick that runs every minute sees at
+ * most that many daily schedules due.
  */
 import type { Clock } from "@lakesmith/shared";
 import type { Db } from "../db/index.ts";
 import type { JobService } from "../jobs/service.ts";
-import { countDue, insertJobs, moveOn } from "./fire.ts";
+import { anyDue, insertJobs, moveOn } from "./fire.ts";
 
 export interface TickResult {
   /** Due schedules moved on by this tick. */
@@ -36,22 +38,31 @@ export class Scheduler {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly jobs: JobService,
-    private readonly chunkSize = 5000,
+    /**
+     * Due schedules per transaction. Each commit of a big chunk also runs a WAL checkpoint on
+     * Node, so fewer, larger chunks made a 95,000-schedule tick about a quarter faster than 5,000;
+     * a chunk holds the Node event loop for about half a second, only in such catch-up ticks.
+     */
+    private readonly chunkSize = 20_000,
   ) {}
 
   /** Fires every due schedule once per slot, reaps lapsed job leases, and asks for a dispatch round. */
   async tick(now: Date = this.clock.now()): Promise<TickResult> {
     let due = 0;
     let fired = 0;
-    for (;;) {
-      const n = await countDue(this.db, now, this.chunkSize);
-      if (n === 0) break;
-      // Jobs first, then the schedules: if the tick dies between the two, the schedules are still
-      // due and the next tick finds the jobs' dedupe keys taken.
-      fired += changes(await this.db.run(insertJobs(now, n)));
-      const moved = changes(await this.db.run(moveOn(now, n)));
-      due += moved;
-      if (moved < this.chunkSize) break;
+    if (await anyDue(this.db, now)) {
+      for (;;) {
+        // One transaction per chunk: the jobs and the schedules' move on commit together, so a tick
+        // that dies leaves the chunk due and the next tick fires it; a concurrent tick waits for
+        // the commit and then finds the chunk moved on.
+        const [inserted, moved] = await this.db.batch([
+          this.db.run(insertJobs(now, this.chunkSize)),
+          this.db.run(moveOn(now, this.chunkSize)),
+        ]);
+        fired += changes(inserted);
+        due += changes(moved);
+        if (changes(moved) < this.chunkSize) break;
+      }
     }
     const reaped = await this.jobs.reap();
     // Always: besides what this tick fired or reaped, jobs whose retry backoff ended since the last
