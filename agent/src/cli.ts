@@ -7,15 +7,17 @@
  * including a second signal during a drain.
  */
 import { Agent } from "./agent.ts";
+import type { AgentConfig } from "./config.ts";
 import { ConfigError, loadCliConfig, redactedConfig, usage } from "./config.ts";
 import { diagnosticHandlers } from "./handlers/diagnostic.ts";
+import { tableHandlers } from "./handlers/tables.ts";
 import { createLogger } from "./log.ts";
 import { AgentMetrics, serveMetrics } from "./metrics.ts";
 import { HandlerRegistry } from "./registry.ts";
 
 /** Every kind this agent build can run. */
-export function defaultRegistry(): HandlerRegistry {
-  return new HandlerRegistry([...diagnosticHandlers]);
+export function defaultRegistry(config: AgentConfig): HandlerRegistry {
+  return new HandlerRegistry([...diagnosticHandlers, ...tableHandlers(config)]);
 }
 
 async function main(): Promise<number> {
@@ -51,7 +53,7 @@ async function main(): Promise<number> {
     log.info({ url: metricsServer.url }, "serving Prometheus metrics");
   }
 
-  const agent = new Agent({ config, registry: defaultRegistry(), log, metrics });
+  const agent = new Agent({ config, registry: defaultRegistry(config), log, metrics });
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     signals++;

@@ -1,0 +1,484 @@
+/**
+ * One crunch or optimize job, end to end, on a Delta table:
+ *
+ * 1. Load the snapshot; refuse a table the agent can't rewrite safely (the job fails for good with
+ *    the reason). A retried job whose earlier attempt already committed answers with that commit.
+ * 2. Decide the pass: a crunch on a table another writer committed to within the mutation interval
+ *    runs as the lighter optimize pass (no re-sort, no tuning), and says why.
+ * 3. Plan bins per partition (`plan.ts`); choose rewrite settings from a sample of the first bin
+ *    (`engine/tune.ts`): the choice and the trials behind it go into the result.
+ * 4. Per bin: get local copies (a `file://` table is read in place), rewrite with DuckDB, validate
+ *    (same schema, same rows, same order-insensitive checksum of every column) and upload the new
+ *    files under fresh names. A mismatch fails the job before anything is committed. One bin is on
+ *    local disk at a time, so disk and memory are bounded by the bin, not the table.
+ * 5. Commit once: `remove` (dataChange false) of every input and `add` of every output, with the job
+ *    id in commitInfo. A concurrent append is merged by the commit; if another writer removed one of
+ *    our inputs, the bins that read it are dropped and the rest commit.
+ *
+ * Nothing is deleted: replaced files stay until vacuum. Files uploaded by an attempt that never
+ * committed (a killed agent) are unreferenced, and vacuum's orphan pass reclaims them.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type {
+  CrunchKind,
+  CrunchPartition,
+  CrunchPayload,
+  CrunchResult,
+  CrunchSettings,
+} from "@lakesmith/shared/jobs";
+import { CrunchResultSchema, DEFAULT_TARGET_FILE_SIZE_MB } from "@lakesmith/shared/jobs";
+import {
+  type AddFile,
+  addFor,
+  type CommitRecord,
+  ConflictError,
+  commit,
+  dataFileLocation,
+  duckdbColumns,
+  findJobCommit,
+  JOB_ID_FIELD,
+  loadSnapshot,
+  readCommit,
+  removeFor,
+  type Snapshot,
+  writeRefusal,
+} from "../delta/index.ts";
+import {
+  checkSchema,
+  checksumFiles,
+  compareChecksums,
+  type DeltaStats,
+  Engine,
+  rewriteFiles,
+  tuneSettings,
+} from "../engine/index.ts";
+import type { JobContext } from "../registry.ts";
+import { JobError } from "../registry.ts";
+import type { ObjectStore } from "../store/index.ts";
+import { type PartitionPlan, partitionKey, planCrunch, WRITTEN_BY_TAG } from "./plan.ts";
+
+export interface CrunchOptions {
+  store: ObjectStore;
+  memoryLimitMb: number;
+  /** The most input bytes one bin holds (default 1 GiB). */
+  maxBinBytes?: number;
+}
+
+const MB = 1024 * 1024;
+const DEFAULT_MAX_BIN_BYTES = 1024 * MB;
+/** The commitInfo key that carries the job's result, so a retried job can answer with it. */
+const RESULT_KEY = "lakesmithResult";
+/**
+ * How many versions back a retried job looks for its own earlier commit. A retry comes within
+ * minutes of the attempt it repeats; only a table committed to this often in between could hide one.
+ */
+const OWN_COMMIT_LOOKBACK = 1000;
+
+interface BinOutput {
+  partition: string;
+  removes: PlannedFile[];
+  adds: {
+    path: string;
+    size: number;
+    rows: number;
+    stats: DeltaStats;
+    partitionValues: Record<string, string | null>;
+  }[];
+  rows: number;
+}
+
+export async function runCrunch(
+  kind: CrunchKind,
+  ctx: JobContext<CrunchPayload>,
+  options: CrunchOptions,
+): Promise<CrunchResult> {
+  const started = Date.now();
+  const { payload, signal, log } = ctx;
+  const store = options.store;
+  const engine = await Engine.open({
+    memoryLimitMb: options.memoryLimitMb,
+    tempDir: join(ctx.scratchDir, "duckdb"),
+  });
+  try {
+    ctx.progress({ phase: "loading" });
+    const snapshot = await loadSnapshot(store, engine, { scratchDir: join(ctx.scratchDir, "log") });
+    const refusal = writeRefusal(snapshot);
+    if (refusal) throw new JobError(`the table can't be crunched safely: ${refusal}`, { retryable: false });
+
+    const earlier = await findJobCommit(store, snapshot, ctx.job.id, {
+      sinceVersion: Math.max(0, snapshot.version - OWN_COMMIT_LOOKBACK),
+    });
+    if (earlier !== null) {
+      log.info({ version: earlier }, "this job committed in an earlier attempt; reporting that commit");
+      return earlierResult(store, snapshot, earlier);
+    }
+
+    const pass = choosePass(kind, snapshot, payload);
+    const partitionColumns = snapshot.metadata.partitionColumns;
+    const columns = duckdbColumns(snapshot.metadata.schema, partitionColumns);
+    const names = new Set(columns.map((c) => c.name));
+    const cluster =
+      pass.kind === "crunch" ? (payload.cluster_columns ?? payload.recipe?.cluster_columns ?? []) : [];
+    const unknown = cluster.filter((c) => !names.has(c));
+    if (unknown.length)
+      throw new JobError(
+        `cluster column${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} not in the table's data columns`,
+        {
+          retryable: false,
+        },
+      );
+
+    const targetBytes = (payload.target_file_size_mb ?? DEFAULT_TARGET_FILE_SIZE_MB) * MB;
+    const dateColumn = payload.backfill_col ?? payload.recipe?.date_filter_column ?? null;
+    // Files outside the table's root (a shallow clone's source) are someone else's: never touched.
+    const ownFiles = snapshot.files.flatMap((file) => {
+      const location = dataFileLocation(store, file);
+      return "key" in location ? [{ ...file, key: location.key }] : [];
+    });
+    const plan = planCrunch(ownFiles, {
+      mode: pass.kind,
+      targetBytes,
+      partitionColumns,
+      dateColumn,
+      ...(payload.date_range ? { dateRange: payload.date_range } : {}),
+      maxBinBytes: options.maxBinBytes ?? DEFAULT_MAX_BIN_BYTES,
+    });
+    const bins = plan.partitions.flatMap((p) => p.bins.map((bin) => ({ partition: p, bin })));
+    const totalBytes = bins.reduce((n, b) => n + b.bin.reduce((m, f) => m + f.size, 0), 0);
+    log.info(
+      { pass: pass.kind, partitions: plan.partitions.length, bins: bins.length, bytes: totalBytes },
+      "planned",
+    );
+
+    let settings: CrunchSettings | null = null;
+    const outputs: BinOutput[] = [];
+    let doneBytes = 0;
+    for (const [index, { partition, bin }] of bins.entries()) {
+      signal.throwIfAborted();
+      const binDir = join(ctx.scratchDir, `bin-${index}`);
+      await mkdir(binDir, { recursive: true });
+      try {
+        const inputs = await localCopies(store, bin, join(binDir, "in"), signal);
+        const chosen: CrunchSettings =
+          settings ??
+          (await tuneSettings(engine, {
+            inputs,
+            columns,
+            clusterColumns: cluster,
+            allowParquetV2: payload.parquet_v2 ?? false,
+            scratchDir: join(binDir, "tune"),
+          }));
+        if (!settings) log.info({ settings: chosen }, "rewrite settings chosen");
+        settings = chosen;
+        outputs.push(
+          await rewriteBin(engine, store, {
+            partition,
+            bin,
+            inputs,
+            columns,
+            settings: chosen,
+            targetBytes,
+            binDir,
+            partitionColumns,
+          }),
+        );
+      } finally {
+        await rm(binDir, { recursive: true, force: true });
+      }
+      doneBytes += bin.reduce((n, f) => n + f.size, 0);
+      ctx.progress({
+        phase: "rewriting",
+        bins_done: index + 1,
+        bins_total: bins.length,
+        bytes_done: doneBytes,
+        bytes_total: totalBytes,
+        fraction: totalBytes ? doneBytes / totalBytes : 1,
+      });
+    }
+
+    const resultOf = (committed: number | null, kept: BinOutput[]): CrunchResult =>
+      summarize({ pass, snapshot, plan: plan.partitions, outputs: kept, settings, committed, started });
+    if (outputs.length === 0) return resultOf(null, []);
+
+    signal.throwIfAborted();
+    ctx.progress({ phase: "committing" });
+    return await commitOutputs(store, engine, snapshot, outputs, ctx, resultOf);
+  } finally {
+    engine.close();
+  }
+}
+
+/** The pass to run: a crunch on a table written to within the mutation interval runs as optimize. */
+function choosePass(
+  kind: CrunchKind,
+  snapshot: Snapshot,
+  payload: CrunchPayload,
+): { kind: CrunchKind; reason?: string } {
+  const minutes = payload.mutation_interval_minutes;
+  if (kind !== "crunch" || !minutes) return { kind };
+  const last = lastForeignCommitAt(snapshot);
+  if (last === null) return { kind };
+  const ago = (Date.now() - last) / 60_000;
+  if (ago >= minutes) return { kind };
+  return {
+    kind: "optimize",
+    reason: `another writer committed ${ago.toFixed(1)} minutes ago, within the mutation interval of ${minutes} minutes`,
+  };
+}
+
+/**
+ * When another writer last committed: the newest commit read after the checkpoint that no Lakesmith
+ * job made, else (every such commit is ours, or the checkpoint is the latest version) the snapshot's
+ * own time when its latest commit is not ours.
+ */
+function lastForeignCommitAt(snapshot: Snapshot): number | null {
+  const foreign = snapshot.commits.findLast((c) => !c.commitInfo?.[JOB_ID_FIELD]);
+  if (foreign) return foreign.timestamp;
+  return snapshot.commits.length === 0 ? snapshot.timestamp : null;
+}
+
+/** The result a job recorded in its earlier commit, so a retry reports what that attempt did. */
+async function earlierResult(store: ObjectStore, snapshot: Snapshot, version: number): Promise<CrunchResult> {
+  const record: CommitRecord =
+    snapshot.commits.find((c) => c.version === version) ?? (await readCommit(store, version, 0));
+  const parsed = CrunchResultSchema.safeParse(record.commitInfo?.[RESULT_KEY]);
+  if (!parsed.success)
+    throw new JobError(`this job already committed version ${version}, without a readable result`, {
+      retryable: false,
+    });
+  return { ...parsed.data, committed_version: version };
+}
+
+type PlannedFile = AddFile & { key: string };
+
+async function localCopies(
+  store: ObjectStore,
+  files: PlannedFile[],
+  dir: string,
+  signal: AbortSignal,
+): Promise<string[]> {
+  const paths: string[] = [];
+  for (const [i, file] of files.entries()) {
+    signal.throwIfAborted();
+    const inPlace = store.localFile?.(file.key);
+    if (inPlace) {
+      paths.push(inPlace);
+      continue;
+    }
+    const local = join(dir, `${i}.parquet`);
+    await store.download(file.key, local);
+    paths.push(local);
+  }
+  return paths;
+}
+
+async function rewriteBin(
+  engine: Engine,
+  store: ObjectStore,
+  job: {
+    partition: PartitionPlan<PlannedFile>;
+    bin: PlannedFile[];
+    inputs: string[];
+    columns: ReturnType<typeof duckdbColumns>;
+    settings: CrunchSettings;
+    targetBytes: number;
+    binDir: string;
+    partitionColumns: string[];
+  },
+): Promise<BinOutput> {
+  const outDir = join(job.binDir, "out");
+  const before = await checksumFiles(engine, job.inputs, job.columns);
+  const written = await rewriteFiles(engine, {
+    inputs: job.inputs,
+    columns: job.columns,
+    outDir,
+    namePrefix: `part-${randomUUID()}`,
+    settings: job.settings,
+    targetFileBytes: job.targetBytes,
+  });
+  const problems = [
+    ...compareChecksums(before, written.checksum),
+    ...(await checkSchema(
+      engine,
+      written.files.map((f) => f.path),
+      job.columns,
+    )),
+  ];
+  if (problems.length > 0)
+    throw new JobError(
+      `validation failed for partition '${job.partition.partition || "(table)"}', nothing committed: ${problems.join("; ")}`,
+      { retryable: false },
+    );
+
+  const partitionValues = job.bin[0]?.partitionValues ?? {};
+  const folder = partitionFolder(partitionValues, job.partitionColumns);
+  const adds: BinOutput["adds"] = [];
+  for (const file of written.files) {
+    const name = file.path.slice(outDir.length + 1).replaceAll("/", "-");
+    const key = `${folder}${name}`;
+    await store.write(key, { file: file.path });
+    adds.push({ path: key, size: file.bytes, rows: file.rows, stats: file.stats, partitionValues });
+  }
+  return { partition: job.partition.partition, removes: job.bin, adds, rows: before.rows };
+}
+
+/** Hive-style folder of a partition, escaped like Delta writers do (`date=2026-01-01/`). */
+function partitionFolder(values: Record<string, string | null>, columns: readonly string[]): string {
+  if (columns.length === 0) return "";
+  return `${columns
+    .map(
+      (c) =>
+        `${escapePartition(c)}=${values[c] === null || values[c] === undefined ? "__HIVE_DEFAULT_PARTITION__" : escapePartition(values[c])}`,
+    )
+    .join("/")}/`;
+}
+
+function escapePartition(value: string): string {
+  return value.replace(
+    /[\x00-\x1f"#%'*/:=?\\\x7f{[\]^]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`,
+  );
+}
+
+async function commitOutputs(
+  store: ObjectStore,
+  engine: Engine,
+  snapshot: Snapshot,
+  outputs: BinOutput[],
+  ctx: JobContext<CrunchPayload>,
+  resultOf: (committed: number | null, kept: BinOutput[]) => CrunchResult,
+): Promise<CrunchResult> {
+  let base = snapshot;
+  let kept = outputs;
+  for (let attempt = 1; ; attempt++) {
+    const provisional = resultOf(null, kept);
+    try {
+      const { version } = await commit(store, base, actionsOf(kept, provisional.settings), {
+        jobId: ctx.job.id,
+        operation: "OPTIMIZE",
+        operationParameters: {
+          pass: provisional.job_type,
+          predicate: JSON.stringify(ctx.payload.date_range ?? null),
+        },
+        operationMetrics: {
+          numRemovedFiles: String(provisional.files_before),
+          numAddedFiles: String(provisional.files_after),
+          numRemovedBytes: String(provisional.bytes_before),
+          numAddedBytes: String(provisional.bytes_after),
+        },
+        commitInfo: { [RESULT_KEY]: { ...provisional, committed_version: null } },
+        engine,
+        scratchDir: join(ctx.scratchDir, "commit"),
+      });
+      return { ...provisional, committed_version: version };
+    } catch (err) {
+      if (!(err instanceof ConflictError) || attempt >= 3) throw err;
+      // Another writer removed files we read (or changed the table): keep the bins it left alone.
+      base = await loadSnapshot(store, engine, { scratchDir: join(ctx.scratchDir, `log-${attempt}`) });
+      const active = new Set(base.files.map((f) => f.path));
+      kept = kept.filter((o) => o.removes.every((f) => active.has(f.path)));
+      ctx.log.warn(
+        { err: err.message, bins_left: kept.length },
+        "commit conflict; re-planned against the winner",
+      );
+      if (kept.length === 0) throw new JobError(`every bin conflicted with another writer: ${err.message}`);
+    }
+  }
+}
+
+function actionsOf(outputs: BinOutput[], settings: CrunchSettings | null) {
+  const now = Date.now();
+  const tags = settings ? { [WRITTEN_BY_TAG]: describeSettings(settings) } : null;
+  return outputs.flatMap((o) => [
+    ...o.removes.map((f) => ({ remove: removeFor(f, now) })),
+    ...o.adds.map((a) => ({
+      add: addFor({
+        key: a.path,
+        size: a.size,
+        modificationTime: now,
+        partitionValues: a.partitionValues,
+        stats: a.stats,
+        tags,
+      }),
+    })),
+  ]);
+}
+
+export function describeSettings(s: CrunchSettings): string {
+  return [
+    `${s.compression}${s.compression_level === null ? "" : `:${s.compression_level}`}`,
+    `rg=${s.row_group_size}`,
+    `sort=${s.sort_columns.join(",") || "none"}`,
+    s.parquet_version,
+  ].join(";");
+}
+
+function summarize(input: {
+  pass: { kind: CrunchKind; reason?: string };
+  snapshot: Snapshot;
+  plan: PartitionPlan<PlannedFile>[];
+  outputs: BinOutput[];
+  settings: CrunchSettings | null;
+  committed: number | null;
+  started: number;
+}): CrunchResult {
+  const byPartition = new Map<string, BinOutput[]>();
+  for (const o of input.outputs) byPartition.set(o.partition, [...(byPartition.get(o.partition) ?? []), o]);
+  const partitions: CrunchPartition[] = input.plan.map((p) => {
+    const outs = byPartition.get(p.partition) ?? [];
+    if (outs.length === 0)
+      return {
+        partition: p.partition,
+        status: "skipped",
+        reason: p.skipReason ?? "another writer changed its files during the crunch",
+        files_before: p.files.length,
+        files_after: p.files.length,
+        bytes_before: sum(p.files.map((f) => f.size)),
+        bytes_after: sum(p.files.map((f) => f.size)),
+        rows: sum(p.files.map((f) => f.stats?.numRecords ?? 0)),
+      };
+    const removed = outs.flatMap((o) => o.removes);
+    const added = outs.flatMap((o) => o.adds);
+    const untouched = p.files.length - removed.length;
+    const untouchedBytes = sum(p.files.map((f) => f.size)) - sum(removed.map((f) => f.size));
+    return {
+      partition: p.partition,
+      status: "crunched",
+      files_before: p.files.length,
+      files_after: untouched + added.length,
+      bytes_before: sum(p.files.map((f) => f.size)),
+      bytes_after: untouchedBytes + sum(added.map((a) => a.size)),
+      rows: sum(outs.map((o) => o.rows)),
+    };
+  });
+  const removed = input.outputs.flatMap((o) => o.removes);
+  const added = input.outputs.flatMap((o) => o.adds);
+  const bytesBefore = sum(removed.map((f) => f.size));
+  const bytesAfter = sum(added.map((a) => a.size));
+  return {
+    job_type: input.pass.kind,
+    ...(input.pass.reason ? { job_type_reason: input.pass.reason } : {}),
+    table_version_before: input.snapshot.version,
+    committed_version: input.committed,
+    files_before: removed.length,
+    files_after: added.length,
+    bytes_before: bytesBefore,
+    bytes_after: bytesAfter,
+    drr: bytesBefore > 0 ? Math.round(10_000 * (1 - bytesAfter / bytesBefore)) / 100 : 0,
+    rows_in: sum(input.outputs.map((o) => o.rows)),
+    rows_out: sum(added.map((a) => a.rows)),
+    partitions,
+    partitions_crunched: partitions.filter((p) => p.status === "crunched").length,
+    partitions_skipped: partitions.filter((p) => p.status === "skipped").length,
+    settings: input.settings,
+    duration_ms: Date.now() - input.started,
+  };
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((a, b) => a + b, 0);
+}
+
+export { partitionKey };

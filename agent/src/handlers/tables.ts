@@ -1,0 +1,51 @@
+/**
+ * Job kinds that work on tables: `onboarding` (inspection), `crunch` and `optimize`. Each opens the
+ * table's store from its URI with the agent's S3 settings; the allow list has checked the URI before
+ * a handler runs.
+ */
+import { CrunchPayloadSchema, OnboardingPayloadSchema } from "@lakesmith/shared/jobs";
+import type { AgentConfig } from "../config.ts";
+import { runCrunch } from "../crunch/run.ts";
+import { runInspection } from "../inspect/run.ts";
+import { defineHandler, type JobHandler } from "../registry.ts";
+import { type ObjectStore, type StoreOptions, storeFor } from "../store/index.ts";
+
+export type TableHandlerConfig = Pick<
+  AgentConfig,
+  "s3_region" | "s3_endpoint" | "s3_force_path_style" | "memory_limit_mb"
+>;
+
+/** The store options the agent's configuration gives (credentials come from the SDK's chain). */
+export function storeOptions(config: TableHandlerConfig): StoreOptions {
+  return {
+    s3: {
+      ...(config.s3_region ? { region: config.s3_region } : {}),
+      ...(config.s3_endpoint ? { endpoint: config.s3_endpoint } : {}),
+      forcePathStyle: config.s3_force_path_style,
+    },
+  };
+}
+
+export function tableHandlers(config: TableHandlerConfig): JobHandler[] {
+  const options = storeOptions(config);
+  const store = (uri: string): ObjectStore => storeFor(uri, options);
+  const crunchOf = (kind: "crunch" | "optimize") =>
+    defineHandler({
+      kind,
+      payload: CrunchPayloadSchema,
+      locations: (payload) => [payload.uri],
+      run: async (ctx) =>
+        runCrunch(kind, ctx, { store: store(ctx.payload.uri), memoryLimitMb: config.memory_limit_mb }),
+    });
+  return [
+    defineHandler({
+      kind: "onboarding",
+      payload: OnboardingPayloadSchema,
+      locations: (payload) => [payload.uri],
+      run: async (ctx) =>
+        runInspection(ctx, { store: store(ctx.payload.uri), memoryLimitMb: config.memory_limit_mb }),
+    }),
+    crunchOf("crunch"),
+    crunchOf("optimize"),
+  ];
+}

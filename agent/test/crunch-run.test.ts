@@ -1,0 +1,320 @@
+/**
+ * Crunch jobs run by the handler itself (no control plane), on real Delta tables in temporary
+ * folders: the COVID-19_NYT fixture and a generated table of many small snappy files. The windows a
+ * crash or a concurrent writer can hit are forced with a store that runs a hook before a commit
+ * (a real `FileStore` underneath), so each case happens every run, not by luck of timing.
+ */
+import { cpSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { CrunchPayload } from "@lakesmith/shared/jobs";
+import { pino } from "pino";
+import { afterAll, describe, expect, it } from "vitest";
+import { appendCommit, writeEventsTable } from "../../test/support/delta-tables.ts";
+import { runCrunch } from "../src/crunch/run.ts";
+import { JOB_ID_FIELD, loadSnapshot } from "../src/delta/index.ts";
+import { duckdbColumns } from "../src/delta/schema.ts";
+import { checksumFiles, compareChecksums, Engine } from "../src/engine/index.ts";
+import { runInspection } from "../src/inspect/run.ts";
+import type { JobContext } from "../src/registry.ts";
+import {
+  FileStore,
+  type ObjectStore,
+  type WriteIfAbsentResult,
+  type WriteSource,
+} from "../src/store/index.ts";
+
+const FIXTURES = join(import.meta.dirname, "../../../shared/fixtures/delta");
+const root = mkdtempSync(join(tmpdir(), "crunch-run-"));
+const engines: Engine[] = [];
+afterAll(() => {
+  for (const e of engines) e.close();
+});
+
+let jobs = 0;
+function context<P>(payload: P, options: { jobId?: string; signal?: AbortSignal } = {}) {
+  const progress: Record<string, unknown>[] = [];
+  const ctx: JobContext<P> = {
+    job: {
+      id: options.jobId ?? `job_${String(++jobs).padStart(20, "0")}`,
+      kind: "crunch",
+      fence: 1,
+      attempt: 1,
+      priority: "P2",
+      table_id: "tbl_test",
+      payload: payload as Record<string, unknown>,
+    },
+    payload,
+    signal: options.signal ?? new AbortController().signal,
+    scratchDir: mkdtempSync(join(root, "scratch-")),
+    progress: (p) => progress.push(p),
+    log: pino({ level: "silent" }),
+  };
+  return { ctx, progress };
+}
+
+function payloadFor(path: string, extra: Partial<CrunchPayload> = {}): CrunchPayload {
+  return { table_id: "tbl_test", uri: `file://${path}`, format: "delta", ...extra };
+}
+
+/** A real file store with a hook that runs before each log write (commits and checkpoints). */
+class HookedStore extends FileStore {
+  beforeLogWrite: ((key: string) => Promise<void>) | undefined;
+  override async writeIfAbsent(key: string, source: WriteSource): Promise<WriteIfAbsentResult> {
+    if (key.startsWith("_delta_log/") && this.beforeLogWrite) await this.beforeLogWrite(key);
+    return super.writeIfAbsent(key, source);
+  }
+}
+
+/** The table's rows as a checksum, read through its current snapshot. */
+async function tableChecksum(store: ObjectStore, path: string) {
+  const engine = await Engine.open();
+  engines.push(engine);
+  const snapshot = await loadSnapshot(store, engine, { scratchDir: mkdtempSync(join(root, "log-")) });
+  const { schema, partitionColumns } = snapshot.metadata;
+  const columns = duckdbColumns(schema, partitionColumns);
+  // Partition values live in the log, not the files: checksum each partition on its own.
+  const byPartition = new Map<string, string[]>();
+  for (const f of snapshot.files) {
+    const key = JSON.stringify(f.partitionValues);
+    byPartition.set(key, [...(byPartition.get(key) ?? []), join(path, f.path)]);
+  }
+  const sums = new Map<string, Awaited<ReturnType<typeof checksumFiles>>>();
+  for (const [key, files] of byPartition) sums.set(key, await checksumFiles(engine, files, columns));
+  return { snapshot, sums, files: snapshot.files.length };
+}
+
+function expectSameRows(
+  before: Awaited<ReturnType<typeof tableChecksum>>,
+  after: Awaited<ReturnType<typeof tableChecksum>>,
+) {
+  expect([...after.sums.keys()].sort()).toEqual([...before.sums.keys()].sort());
+  for (const [key, sum] of before.sums) {
+    const other = after.sums.get(key);
+    if (!other) throw new Error(`partition ${key} is gone`);
+    expect(compareChecksums(sum, other), key).toEqual([]);
+  }
+}
+
+describe("crunch on Delta tables", () => {
+  it("crunches COVID-19_NYT losslessly with DRR above zero, and reports the settings it chose", async () => {
+    const path = join(root, "covid");
+    cpSync(join(FIXTURES, "COVID-19_NYT"), path, { recursive: true });
+    const store = new FileStore(path);
+    const before = await tableChecksum(store, path);
+    const { ctx, progress } = context(payloadFor(path));
+    const result = await runCrunch("crunch", ctx, { store, memoryLimitMb: 512 });
+
+    expect(result).toMatchObject({ job_type: "crunch", table_version_before: 0, committed_version: 1 });
+    expect(result.files_before).toBe(8);
+    expect(result.rows_in).toBe(1_111_930);
+    expect(result.rows_out).toBe(1_111_930);
+    expect(result.drr).toBeGreaterThan(0);
+    expect(result.bytes_after).toBeLessThan(result.bytes_before);
+    expect(result.settings?.reason).toBeTruthy();
+    expect(progress.some((p) => p.phase === "committing")).toBe(true);
+
+    const after = await tableChecksum(store, path);
+    expectSameRows(before, after);
+    expect(after.files).toBe(result.files_after);
+    const own = after.snapshot.commits.find((c) => c.commitInfo?.[JOB_ID_FIELD] === ctx.job.id);
+    expect(own?.commitInfo?.operation).toBe("OPTIMIZE");
+    // Every file the crunch wrote carries statistics readers can skip on.
+    for (const f of after.snapshot.files) expect(f.stats?.numRecords).toBeGreaterThan(0);
+
+    // A second crunch finds the table in shape and commits nothing.
+    const again = await runCrunch("crunch", context(payloadFor(path)).ctx, { store, memoryLimitMb: 512 });
+    expect(again.committed_version).toBeNull();
+    expect(again.partitions_skipped).toBe(1);
+  });
+
+  it("crunches a partitioned table of small snappy files per partition, within the date range", async () => {
+    const path = join(root, "events");
+    await writeEventsTable(path, { days: 4, filesPerDay: 12, rowsPerFile: 3000 });
+    const store = new FileStore(path);
+    const before = await tableChecksum(store, path);
+    const { ctx } = context(
+      payloadFor(path, {
+        date_range: { start: "2026-01-02", end: "2026-01-03" },
+        backfill_col: "event_date",
+      }),
+    );
+    const result = await runCrunch("crunch", ctx, { store, memoryLimitMb: 512 });
+    expect(result.partitions.map((p) => [p.partition, p.status, p.files_before])).toEqual([
+      ["event_date=2026-01-02", "crunched", 12],
+      ["event_date=2026-01-03", "crunched", 12],
+    ]);
+    expect(result.rows_in).toBe(2 * 12 * 3000);
+    expect(result.drr).toBeGreaterThan(0);
+    const after = await tableChecksum(store, path);
+    expectSameRows(before, after);
+    // Partitions outside the range are untouched.
+    expect(after.snapshot.files.filter((f) => f.partitionValues.event_date === "2026-01-01")).toHaveLength(
+      12,
+    );
+  });
+
+  it("keeps a concurrent append: the crunch commits after it, no row lost or doubled", async () => {
+    const path = join(root, "race");
+    await writeEventsTable(path, { days: 2, filesPerDay: 8, rowsPerFile: 2000 });
+    const store = new HookedStore(path);
+    let appended: number | undefined;
+    store.beforeLogWrite = async () => {
+      if (appended !== undefined) return;
+      appended = await appendCommit(path, { day: "2026-01-01", rows: 500, fileIndex: 900 });
+    };
+    const { ctx } = context(payloadFor(path));
+    const result = await runCrunch("crunch", ctx, { store, memoryLimitMb: 512 });
+    expect(appended).toBe(1);
+    expect(result.committed_version).toBe(2);
+
+    const engine = await Engine.open();
+    engines.push(engine);
+    const snapshot = await loadSnapshot(store, engine, { scratchDir: mkdtempSync(join(root, "log-")) });
+    const files = snapshot.files.map((f) => `'${join(path, f.path)}'`).join(", ");
+    const [row] = await engine.query<{ n: string; ids: string }>(
+      `select count(*) as n, count(distinct event_id) as ids from read_parquet([${files}])`,
+    );
+    // 2 x 8 x 2000 rows, plus the appended 500, each exactly once.
+    expect(Number(row?.n)).toBe(32_500);
+    expect(Number(row?.ids)).toBe(32_500);
+  });
+
+  it("commits once when retried after a crash before or after its commit", async () => {
+    const path = join(root, "crash");
+    await writeEventsTable(path, { days: 2, filesPerDay: 6, rowsPerFile: 1000 });
+    const store = new HookedStore(path);
+    const before = await tableChecksum(store, path);
+
+    // Attempt 1 dies just before its commit: files written, nothing committed.
+    store.beforeLogWrite = async () => {
+      throw new Error("killed before the commit");
+    };
+    const jobId = "job_crash0000000000000001";
+    await expect(
+      runCrunch("crunch", context(payloadFor(path), { jobId }).ctx, { store, memoryLimitMb: 512 }),
+    ).rejects.toThrow("killed before the commit");
+    expectSameRows(before, await tableChecksum(store, path));
+
+    // Attempt 2 commits, then "dies" before it can report (the commit stands).
+    store.beforeLogWrite = undefined;
+    const second = await runCrunch("crunch", context(payloadFor(path), { jobId }).ctx, {
+      store,
+      memoryLimitMb: 512,
+    });
+    expect(second.committed_version).toBe(1);
+
+    // Attempt 3 finds attempt 2's commit and reports it instead of crunching again.
+    const third = await runCrunch("crunch", context(payloadFor(path), { jobId }).ctx, {
+      store,
+      memoryLimitMb: 512,
+    });
+    expect(third).toMatchObject({ committed_version: 1, drr: second.drr, files_after: second.files_after });
+    const after = await tableChecksum(store, path);
+    expectSameRows(before, after);
+    expect(after.snapshot.version).toBe(1);
+  });
+
+  it("refuses tables it can't rewrite safely, naming the reason", async () => {
+    for (const name of ["simple_table_features", "table-with-dv-small", "table_with_column_mapping"]) {
+      const path = join(root, name);
+      cpSync(join(FIXTURES, name), path, { recursive: true });
+      const run = runCrunch("crunch", context(payloadFor(path)).ctx, {
+        store: new FileStore(path),
+        memoryLimitMb: 256,
+      });
+      await expect(run, name).rejects.toMatchObject({
+        retryable: false,
+        message: expect.stringContaining("can't be crunched safely"),
+      });
+    }
+  });
+
+  it("runs as optimize when another writer committed within the mutation interval", async () => {
+    const path = join(root, "busy");
+    await writeEventsTable(path, { days: 1, filesPerDay: 5, rowsPerFile: 1000 });
+    const store = new FileStore(path);
+    const result = await runCrunch(
+      "crunch",
+      context(payloadFor(path, { mutation_interval_minutes: 30 })).ctx,
+      {
+        store,
+        memoryLimitMb: 256,
+      },
+    );
+    expect(result.job_type).toBe("optimize");
+    expect(result.job_type_reason).toContain("mutation interval of 30 minutes");
+    expect(result.settings?.sort_columns).toEqual([]);
+  });
+
+  it("refuses a cluster column the table doesn't have", async () => {
+    const path = join(root, "cluster");
+    await writeEventsTable(path, { days: 1, filesPerDay: 2, rowsPerFile: 100 });
+    const run = runCrunch("crunch", context(payloadFor(path, { cluster_columns: ["nope"] })).ctx, {
+      store: new FileStore(path),
+      memoryLimitMb: 256,
+    });
+    await expect(run).rejects.toMatchObject({ retryable: false, message: expect.stringContaining("nope") });
+  });
+
+  it("does not commit when cancelled", async () => {
+    const path = join(root, "cancel");
+    await writeEventsTable(path, { days: 2, filesPerDay: 4, rowsPerFile: 1000 });
+    const store = new HookedStore(path);
+    const controller = new AbortController();
+    const { ctx } = context(payloadFor(path), { signal: controller.signal });
+    ctx.progress = (p) => {
+      if (p.phase === "rewriting") controller.abort(new Error("cancelled"));
+    };
+    await expect(runCrunch("crunch", ctx, { store, memoryLimitMb: 256 })).rejects.toThrow();
+    const engine = await Engine.open();
+    engines.push(engine);
+    expect((await loadSnapshot(store, engine, { scratchDir: mkdtempSync(join(root, "log-")) })).version).toBe(
+      0,
+    );
+  });
+});
+
+describe("onboarding inspection", () => {
+  it("reports COVID-19_NYT's recipe and the events table's partition pattern", async () => {
+    const covid = join(root, "inspect-covid");
+    cpSync(join(FIXTURES, "COVID-19_NYT"), covid, { recursive: true });
+    const recipe = await runInspection(
+      context({ table_id: "t", uri: `file://${covid}`, format: "delta" as const }).ctx,
+      { store: new FileStore(covid), memoryLimitMb: 256 },
+    );
+    expect(recipe).toMatchObject({
+      partition_columns: [],
+      partition_pattern: null,
+      date_filter_column: "date",
+    });
+    expect(recipe.enumerated_columns).toContain("state");
+
+    const events = join(root, "inspect-events");
+    await writeEventsTable(events, { days: 3, filesPerDay: 2, rowsPerFile: 2000 });
+    const eventsRecipe = await runInspection(
+      context({ table_id: "t", uri: `file://${events}`, format: "delta" as const }).ctx,
+      { store: new FileStore(events), memoryLimitMb: 256 },
+    );
+    expect(eventsRecipe).toMatchObject({
+      partition_columns: ["event_date"],
+      partition_pattern: "event_date=YYYY-MM-DD",
+      date_filter_column: "event_date",
+    });
+    expect(eventsRecipe.enumerated_columns).toEqual(expect.arrayContaining(["country", "status"]));
+  });
+
+  it("fails with the reason for a table it refuses", async () => {
+    const path = join(root, "inspect-features");
+    cpSync(join(FIXTURES, "simple_table_features"), path, { recursive: true });
+    await expect(
+      runInspection(context({ table_id: "t", uri: `file://${path}`, format: "delta" as const }).ctx, {
+        store: new FileStore(path),
+        memoryLimitMb: 256,
+      }),
+    ).rejects.toMatchObject({
+      retryable: false,
+      message: expect.stringContaining("can't be managed safely"),
+    });
+  });
+});
