@@ -51,7 +51,11 @@ export const OPTIONS: readonly Option[] = [
   opt("reconnect_max_ms", "int", "Largest reconnect delay bound"),
   opt("s3_region", "string", "Region of s3:// stores (default: the AWS SDK's chain, e.g. AWS_REGION)"),
   opt("s3_endpoint", "string", "Endpoint of an S3-compatible store, e.g. http://127.0.0.1:9000"),
-  opt("s3_force_path_style", "bool", "Address buckets as http://host/bucket (most S3-compatible stores want it)"),
+  opt(
+    "s3_force_path_style",
+    "bool",
+    "Address buckets as http://host/bucket (most S3-compatible stores want it)",
+  ),
   opt("memory_limit_mb", "int", "DuckDB memory per running job; larger work spills to the scratch folder"),
 ];
 
@@ -214,7 +218,8 @@ function coerce(kind: Kind, value: string | string[] | boolean): unknown {
     return (Array.isArray(value) ? value : [String(value)]).map((v) => v.trim()).filter(Boolean);
   const text = String(value).trim();
   if (kind === "int") return /^-?\d+$/.test(text) ? Number(text) : text;
-  if (kind === "bool") return text === "true" || text === "1" ? true : text === "false" || text === "0" ? false : text;
+  if (kind === "bool")
+    return text === "true" || text === "1" ? true : text === "false" || text === "0" ? false : text;
   return text;
 }
 
