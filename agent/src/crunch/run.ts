@@ -204,6 +204,7 @@ export async function runCrunch(
 
     signal.throwIfAborted();
     ctx.progress({ phase: "committing" });
+    log.info({ bins: outputs.length, version: snapshot.version }, "committing");
     return await commitOutputs(store, engine, snapshot, outputs, ctx, resultOf);
   } finally {
     engine.close();

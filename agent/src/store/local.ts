@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { open, rename, unlink } from "node:fs/promises";
+import { mkdir, open, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { type ObjectInfo, type ObjectStore, StoreError } from "./types.ts";
@@ -55,7 +55,10 @@ export async function replaceAtomically(path: string, stream: Readable): Promise
   return bytes;
 }
 
-/** Copies an object to a local file (atomically: the file appears whole or not at all). */
+/**
+ * Copies an object to a local file (atomically: the file appears whole or not at all), creating
+ * the file's folder if needed.
+ */
 export async function downloadObject(
   store: Pick<ObjectStore, "head" | "read" | "uriOf">,
   key: string,
@@ -63,6 +66,7 @@ export async function downloadObject(
 ): Promise<ObjectInfo> {
   const info = await store.head(key);
   if (!info) throw new StoreError("not_found", `no object at ${store.uriOf(key)}`);
+  await mkdir(dirname(resolve(localPath)), { recursive: true });
   await replaceAtomically(resolve(localPath), await store.read(key));
   return info;
 }

@@ -1,0 +1,232 @@
+/**
+ * Onboarding and crunch end to end, through the public API and `lakesmith-agent` child processes:
+ * a real Node control plane, real WebSockets, real Delta tables on `file://` and on S3 (s3rver on
+ * loopback), DuckDB reading the rows before and after. An agent is SIGKILLed in the middle of a
+ * crunch, at the moment it starts its commit, and the retried job must leave exactly one commit.
+ */
+import { cpSync, mkdtempSync, readdirSync, statSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import S3rver from "s3rver";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { JOB_ID_FIELD, loadSnapshot } from "../agent/src/delta/index.ts";
+import { duckdbColumns } from "../agent/src/delta/schema.ts";
+import { checksumFiles, Engine } from "../agent/src/engine/index.ts";
+import { type ObjectStore, storeFor } from "../agent/src/store/index.ts";
+import { type ChildAgent, spawnAgent } from "./support/agents.ts";
+import { writeEventsTable } from "./support/delta-tables.ts";
+import { startPlane, type TestPlane } from "./support/plane.ts";
+
+const FIXTURES = join(import.meta.dirname, "../../shared/fixtures/delta");
+const root = mkdtempSync(join(tmpdir(), "crunch-e2e-"));
+const S3_CREDENTIALS = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" };
+let s3: S3rver;
+let s3Dir: string;
+let s3Endpoint: string;
+let plane: TestPlane | undefined;
+const children: ChildAgent[] = [];
+
+beforeAll(async () => {
+  s3Dir = mkdtempSync(join(tmpdir(), "crunch-e2e-s3-"));
+  s3 = new S3rver({
+    address: "127.0.0.1",
+    port: 0,
+    silent: true,
+    directory: s3Dir,
+    configureBuckets: [{ name: "lake" }],
+  });
+  const { port } = await s3.run();
+  s3Endpoint = `http://127.0.0.1:${port}`;
+});
+afterAll(async () => {
+  await s3?.close();
+  await rm(s3Dir, { recursive: true, force: true });
+  await rm(root, { recursive: true, force: true });
+});
+afterEach(async () => {
+  for (const c of children.splice(0)) if (c.child.exitCode === null) c.child.kill("SIGKILL");
+  await plane?.stop();
+  plane = undefined;
+});
+
+const s3Options = () => ({
+  endpoint: s3Endpoint,
+  forcePathStyle: true,
+  region: "us-east-1",
+  credentials: S3_CREDENTIALS,
+});
+
+async function childAgent(p: TestPlane, name: string): Promise<ChildAgent> {
+  const { token } = await p.createAgentToken(name);
+  const c = spawnAgent({
+    LAKESMITH_CONTROL_PLANE: p.url,
+    LAKESMITH_AGENT_TOKEN: token,
+    LAKESMITH_AGENT_CONCURRENCY: "1",
+    LAKESMITH_AGENT_ALLOW: `file://${root},s3://lake`,
+    LAKESMITH_AGENT_S3_ENDPOINT: s3Endpoint,
+    LAKESMITH_AGENT_S3_FORCE_PATH_STYLE: "true",
+    LAKESMITH_AGENT_S3_REGION: "us-east-1",
+    LAKESMITH_AGENT_MEMORY_LIMIT_MB: "512",
+    AWS_ACCESS_KEY_ID: S3_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: S3_CREDENTIALS.secretAccessKey,
+  });
+  children.push(c);
+  await c.waitForLog((l) => l.msg === "session established", 15_000);
+  return c;
+}
+
+/** Registers the table and waits for its onboarding to end; returns the table. */
+async function onboard(p: TestPlane, name: string, uri: string) {
+  const created = await p.api("POST", "/api/v1/tables", { name, uri, format: "delta" });
+  expect(created.status).toBe(201);
+  const job = await p.waitForJob(created.body.onboarding_job_id, ["succeeded", "failed"], 60_000);
+  const table = (await p.api("GET", `/api/v1/tables/${created.body.id}`)).body;
+  return { table, job };
+}
+
+async function crunch(p: TestPlane, tableId: string, body: Record<string, unknown>) {
+  const res = await p.api("POST", `/api/v1/tables/${tableId}/crunch`, body);
+  expect(res.status, JSON.stringify(res.body)).toBe(202);
+  return res.body.id as string;
+}
+
+/** Every partition's checksum of the table's current rows. */
+async function tableRows(store: ObjectStore) {
+  const engine = await Engine.open();
+  try {
+    const scratch = mkdtempSync(join(root, "read-"));
+    const snapshot = await loadSnapshot(store, engine, { scratchDir: scratch });
+    const columns = duckdbColumns(snapshot.metadata.schema, snapshot.metadata.partitionColumns);
+    const byPartition = new Map<string, string[]>();
+    for (const [i, f] of snapshot.files.entries()) {
+      const local = join(scratch, `${i}.parquet`);
+      await store.download(f.path, local);
+      const key = JSON.stringify(f.partitionValues);
+      byPartition.set(key, [...(byPartition.get(key) ?? []), local]);
+    }
+    // An independent look at the same rows, in plain SQL, beside the engine's checksum.
+    const all = [...byPartition.values()].flat();
+    const [plain] = await engine.query(
+      `select count(*) as n, md5(string_agg(md5(t::varchar), '' order by md5(t::varchar))) as rows
+       from read_parquet([${all.map((f) => `'${f}'`).join(", ")}], union_by_name = true) t`,
+    );
+    const sums: Record<string, unknown> = { plain };
+    for (const [key, files] of [...byPartition].sort(([a], [b]) => a.localeCompare(b)))
+      sums[key] = await checksumFiles(engine, files, columns);
+    return { sums, snapshot };
+  } finally {
+    engine.close();
+  }
+}
+
+async function upload(folder: string, store: ObjectStore) {
+  const walk = (dir: string): string[] =>
+    readdirSync(dir).flatMap((n) =>
+      statSync(join(dir, n)).isDirectory() ? walk(join(dir, n)) : [join(dir, n)],
+    );
+  for (const file of walk(folder)) await store.write(relative(folder, file), { file });
+}
+
+describe("crunch end to end", () => {
+  it("onboards and crunches COVID-19_NYT on file://: identical rows, DRR above zero in the metrics", async () => {
+    plane = await startPlane();
+    await childAgent(plane, "covid-agent");
+    const path = join(root, "covid");
+    cpSync(join(FIXTURES, "COVID-19_NYT"), path, { recursive: true });
+    const store = storeFor(`file://${path}`);
+    const before = await tableRows(store);
+
+    const { table, job } = await onboard(plane, "nyt.covid", `file://${path}`);
+    expect(job.status, job.error ?? "").toBe("succeeded");
+    expect(table).toMatchObject({ onboarding_status: "active", recipe: { date_filter_column: "date" } });
+
+    const id = await crunch(plane, table.id, {
+      backfill_start_date: "2020-01-01",
+      backfill_end_date: "2021-12-31",
+      priority: "P1",
+    });
+    const done = await plane.waitForJob(id, ["succeeded", "failed"], 90_000);
+    expect(done.status, done.error ?? "").toBe("succeeded");
+    const metrics = (await plane.api("GET", `/api/v1/crunch/${id}/metrics`)).body;
+    expect(metrics.metrics.drr).toBeGreaterThan(0);
+    expect(metrics.metrics.rows_in).toBe(1_111_930);
+    expect(metrics.metrics.rows_out).toBe(1_111_930);
+
+    const after = await tableRows(store);
+    expect(after.sums).toEqual(before.sums);
+    expect(after.snapshot.version).toBe(1);
+  });
+
+  it("onboards and crunches a partitioned table of small snappy files on S3", async () => {
+    plane = await startPlane();
+    await childAgent(plane, "s3-agent");
+    const local = join(root, "events-s3");
+    await writeEventsTable(local, { days: 3, filesPerDay: 10, rowsPerFile: 2000 });
+    const store = storeFor("s3://lake/warehouse/events/", { s3: s3Options() });
+    await upload(local, store);
+    const before = await tableRows(store);
+
+    const { table, job } = await onboard(plane, "shop.events", "s3://lake/warehouse/events");
+    expect(job.status, job.error ?? "").toBe("succeeded");
+    expect(table.recipe).toMatchObject({
+      partition_pattern: "event_date=YYYY-MM-DD",
+      date_filter_column: "event_date",
+    });
+
+    const id = await crunch(plane, table.id, {
+      backfill_start_date: "2026-01-01",
+      backfill_end_date: "2026-01-31",
+    });
+    const done = await plane.waitForJob(id, ["succeeded", "failed"], 90_000);
+    expect(done.status, done.error ?? "").toBe("succeeded");
+    const metrics = (await plane.api("GET", `/api/v1/crunch/${id}/metrics`)).body.metrics;
+    expect(metrics.partitions_crunched).toBe(3);
+    expect(metrics.files_before).toBe(30);
+    expect(metrics.drr).toBeGreaterThan(0);
+
+    const after = await tableRows(store);
+    expect(after.sums).toEqual(before.sums);
+    expect(after.snapshot.files.length).toBe(metrics.files_after);
+  });
+
+  it("refuses a table with unknown features at onboarding, with the reason", async () => {
+    plane = await startPlane();
+    await childAgent(plane, "refusing-agent");
+    const path = join(root, "features");
+    cpSync(join(FIXTURES, "simple_table_features"), path, { recursive: true });
+    const { table, job } = await onboard(plane, "odd.features", `file://${path}`);
+    expect(job.status).toBe("failed");
+    expect(table.onboarding_status).toBe("failed");
+    expect(table.onboarding_error).toContain("can't be managed safely");
+  });
+
+  it("survives an agent killed as it commits: the retried job finishes and the table has one commit of it", async () => {
+    plane = await startPlane();
+    const path = join(root, "events-kill");
+    await writeEventsTable(path, { days: 2, filesPerDay: 10, rowsPerFile: 2000 });
+    const store = storeFor(`file://${path}`);
+    const before = await tableRows(store);
+    const doomed = await childAgent(plane, "doomed");
+    const { table } = await onboard(plane, "shop.kill", `file://${path}`);
+
+    const id = await crunch(plane, table.id, {
+      backfill_start_date: "2026-01-01",
+      backfill_end_date: "2026-01-31",
+    });
+    await doomed.waitForLog((l) => l.msg === "committing" && l.job_id === id, 60_000);
+    doomed.child.kill("SIGKILL");
+    await doomed.exited;
+
+    await childAgent(plane, "rescuer");
+    const done = await plane.waitForJob(id, ["succeeded", "failed"], 90_000);
+    expect(done.status, done.error ?? "").toBe("succeeded");
+    expect(done.attempt).toBe(2);
+
+    const after = await tableRows(store);
+    expect(after.sums).toEqual(before.sums);
+    const ours = after.snapshot.commits.filter((c) => c.commitInfo?.[JOB_ID_FIELD] === id);
+    expect(ours).toHaveLength(1);
+    expect(after.snapshot.version).toBe(1);
+  });
+});
