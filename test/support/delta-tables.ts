@@ -47,23 +47,29 @@ const SCHEMA = {
 };
 
 const COUNTRIES = ["US", "DE", "FR", "GB", "JP", "BR", "IN", "CA", "AU", "NL", "ES", "IT"];
-const STATUSES = ["created", "paid", "shipped", "delivered", "returned"];
+const STATUSES = ["delivered", "delivered", "delivered", "shipped", "paid", "created", "returned"];
 
-/** The SELECT of one file's rows: deterministic in (seed, day, file). */
-function rowsSql(day: string, fileIndex: number, rows: number, seed: number): string {
+/**
+ * The SELECT of one file's rows: deterministic in (seed, day, file). Like real order events: each
+ * file holds a stretch of time in arrival order, customers and SKUs are skewed (a few are most of
+ * the rows), a few countries and statuses dominate, and an amount is a quantity times its SKU's price.
+ */
+function rowsSql(day: string, fileIndex: number, rows: number, seed: number, filesPerDay: number): string {
   const base = fileIndex * rows;
   const h = (salt: number) => `hash(i + ${base}, ${seed + salt})`;
+  const skewed = (salt: number, n: number) => `floor(pow((${h(salt)} % 1000000) / 1e6, 3) * ${n})::bigint`;
   const list = (values: string[]) => `[${values.map(sqlString).join(", ")}]`;
+  const spacing = Math.max(1, Math.floor(86_400_000_000 / (Math.max(1, filesPerDay) * rows)));
   return `select
       (epoch(${sqlString(day)}::date)::bigint // 86400) * 100000000 + ${base} + i as event_id,
-      (${sqlString(day)}::date + to_microseconds((${h(1)} % 86400000000)::bigint))::timestamptz as event_ts,
-      (${h(2)} % 50000)::bigint as customer_id,
-      ${list(COUNTRIES)}[1 + (${h(3)} % ${COUNTRIES.length})::int] as country,
+      (${sqlString(day)}::date + to_microseconds(((${base} + i) * ${spacing} + ${h(1)} % ${spacing})::bigint))::timestamptz as event_ts,
+      ${skewed(2, 50_000)} as customer_id,
+      ${list(COUNTRIES)}[1 + ${skewed(3, COUNTRIES.length)}::int] as country,
       ${list(STATUSES)}[1 + (${h(4)} % ${STATUSES.length})::int] as status,
-      'SKU-' || lpad(((${h(5)} % 2000))::varchar, 5, '0') as sku,
-      (1 + ${h(6)} % 9)::integer as quantity,
-      ((${h(7)} % 100000) / 100.0)::decimal(12,2) as amount
-    from range(${rows}) t(i)`;
+      'SKU-' || lpad(sku_n::varchar, 5, '0') as sku,
+      quantity,
+      (quantity * (5 + (sku_n * 37) % 200) * 0.99)::decimal(12,2) as amount
+    from (select i, ${skewed(5, 2000)} as sku_n, (1 + ${h(6)} % 4)::integer as quantity from range(${rows}) t(i))`;
 }
 
 function addAction(path: string, size: number, partition: Record<string, string>, rows: number) {
@@ -98,7 +104,7 @@ export async function writeEventsTable(path: string, options: EventsTableOptions
       for (let f = 0; f < options.filesPerDay; f++) {
         const name = `${folder}/part-${String(f).padStart(5, "0")}-${randomUUID()}.c000.snappy.parquet`;
         await engine.run(
-          `copy (${rowsSql(day, f, options.rowsPerFile, seed)}) to ${sqlString(join(path, name))}
+          `copy (${rowsSql(day, f, options.rowsPerFile, seed, options.filesPerDay)}) to ${sqlString(join(path, name))}
            (format parquet, compression snappy, row_group_size 8192)`,
         );
         const size = (await stat(join(path, name))).size;
@@ -149,7 +155,7 @@ export async function appendCommit(
   try {
     await mkdir(join(path, `event_date=${options.day}`), { recursive: true });
     await engine.run(
-      `copy (${rowsSql(options.day, options.fileIndex, options.rows, options.seed ?? 7)}) to ${sqlString(join(path, name))}
+      `copy (${rowsSql(options.day, options.fileIndex, options.rows, options.seed ?? 7, 1)}) to ${sqlString(join(path, name))}
        (format parquet, compression snappy)`,
     );
   } finally {
