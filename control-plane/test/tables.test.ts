@@ -227,6 +227,23 @@ describe("listing tables", () => {
     expect((await page("?limit=1000")).items).toHaveLength(7);
   });
 
+  it("returns every window of every filter as the slice of the whole list, front half and back half alike", async () => {
+    for (const filter of ["", "status=pending", "status=active", "status=failed", "name=t4"]) {
+      const whole = names(await page(`?${filter}`));
+      for (let offset = 0; offset <= whole.length + 1; offset++)
+        for (const limit of [1, 2, 3, 7]) {
+          const p = await page(`?${filter}&offset=${offset}&limit=${limit}`);
+          expect({ filter, offset, limit, items: names(p), total: p.total }).toEqual({
+            filter,
+            offset,
+            limit,
+            items: whole.slice(offset, offset + limit),
+            total: whole.length,
+          });
+        }
+    }
+  });
+
   it("filters by onboarding status with the filtered total", async () => {
     const active = await page("?status=active");
     expect(names(active)).toEqual(["t1", "t3", "t5"]);
