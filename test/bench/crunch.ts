@@ -1,0 +1,183 @@
+/**
+ * `npm run bench:crunch`: crunch through the whole system against a plain DuckDB rewrite.
+ *
+ * For each table, a fresh copy is registered through the API, onboarded and crunched by a
+ * `lakesmith-agent` child process (the control plane runs in this process on a libSQL file); then
+ * the same input files are rewritten with a plain `COPY (select * from read_parquet(files)) TO ...
+ * (FORMAT parquet, COMPRESSION zstd)`. Printed per table: input MB, MB/s of both (crunch: the job's
+ * own duration, from loading the log to the commit, validation included), their ratio, DRR of both,
+ * the settings crunch chose and why, and the agent's peak RSS (VmHWM).
+ *
+ * Tables: an events table of BENCH_DAYS x BENCH_FILES_PER_DAY small snappy files (default 8 x 50 =
+ * 400 files, BENCH_ROWS_PER_FILE rows each: timestamps, low-cardinality strings, ids, decimals),
+ * and the COVID-19_NYT fixture. Targets (issue 5): ratio >= 0.8; crunch DRR >= plain DRR + 10
+ * points; peak memory < 1 GiB.
+ */
+import { cpSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadSnapshot } from "../../agent/src/delta/index.ts";
+import { Engine, sqlList, sqlString } from "../../agent/src/engine/index.ts";
+import { FileStore } from "../../agent/src/store/index.ts";
+import { startNodeServer } from "../../control-plane/src/adapter/node-server.ts";
+import { spawnAgent } from "../support/agents.ts";
+import { writeEventsTable } from "../support/delta-tables.ts";
+
+const DAYS = Number(process.env.BENCH_DAYS ?? 8);
+const FILES_PER_DAY = Number(process.env.BENCH_FILES_PER_DAY ?? 50);
+const ROWS_PER_FILE = Number(process.env.BENCH_ROWS_PER_FILE ?? 25_000);
+const MEMORY_LIMIT_MB = Number(process.env.BENCH_MEMORY_LIMIT_MB ?? 768);
+const FIXTURE = new URL("../../../shared/fixtures/delta/COVID-19_NYT/", import.meta.url).pathname;
+const ADMIN_KEY = `lsk_${"b".repeat(40)}`;
+const MB = 1024 * 1024;
+
+interface Row {
+  table: string;
+  files: number;
+  inputMb: number;
+  plainMbS: number;
+  crunchMbS: number;
+  ratio: number;
+  plainDrr: number;
+  crunchDrr: number;
+  peakRssMb: number;
+  settings: string;
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), "lakesmith-bench-crunch-"));
+  const server = await startNodeServer({
+    dbUrl: `file:${join(dir, "plane.db")}`,
+    port: 0,
+    bootstrap: { adminPassword: "bench-admin-password", adminApiKey: ADMIN_KEY },
+  });
+  const url = `http://127.0.0.1:${server.port}`;
+  const api = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(url + path, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    // biome-ignore lint/suspicious/noExplicitAny: JSON of any endpoint
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const waitJob = async (id: string) => {
+    for (;;) {
+      const { body } = await api("GET", `/api/v1/jobs/${id}`);
+      if (["succeeded", "failed", "cancelled"].includes(body.status)) return body;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+
+  const rows: Row[] = [];
+  try {
+    const events = join(dir, "events");
+    process.stdout.write(`generating ${DAYS * FILES_PER_DAY} files of ${ROWS_PER_FILE} rows... `);
+    const generated = await writeEventsTable(events, {
+      days: DAYS,
+      filesPerDay: FILES_PER_DAY,
+      rowsPerFile: ROWS_PER_FILE,
+    });
+    process.stdout.write(`${(generated.bytes / MB).toFixed(0)} MB\n`);
+    const covid = join(dir, "covid");
+    cpSync(FIXTURE, covid, { recursive: true });
+
+    for (const [name, path] of [
+      ["events (generated)", events],
+      ["COVID-19_NYT", covid],
+    ] as const) {
+      const plain = await plainRewrite(path, join(dir, `plain-${rows.length}`));
+      const { token } = (await api("POST", "/api/v1/agents", { name: `bench-${rows.length}` })).body;
+      const agent = spawnAgent({
+        LAKESMITH_CONTROL_PLANE: url,
+        LAKESMITH_AGENT_TOKEN: token,
+        LAKESMITH_AGENT_CONCURRENCY: "1",
+        LAKESMITH_AGENT_ALLOW: `file://${dir}`,
+        LAKESMITH_AGENT_MEMORY_LIMIT_MB: String(MEMORY_LIMIT_MB),
+        LAKESMITH_AGENT_SCRATCH: join(dir, "scratch"),
+      });
+      await agent.waitForLog((l) => l.msg === "session established", 30_000);
+      const table = (
+        await api("POST", "/api/v1/tables", {
+          name: `bench.t${rows.length}`,
+          uri: `file://${path}`,
+          format: "delta",
+        })
+      ).body;
+      const onboarding = await waitJob(table.onboarding_job_id);
+      if (onboarding.status !== "succeeded") throw new Error(`onboarding failed: ${onboarding.error}`);
+      const trigger = await api("POST", `/api/v1/tables/${table.id}/crunch`, {
+        backfill_start_date: "1970-01-01",
+        backfill_end_date: "2099-12-31",
+      });
+      if (trigger.status !== 202) throw new Error(`crunch trigger: ${JSON.stringify(trigger.body)}`);
+      const job = await waitJob(trigger.body.id);
+      const peakRssMb = peakRss(agent.child.pid);
+      agent.child.kill("SIGTERM");
+      await agent.exited;
+      if (job.status !== "succeeded") throw new Error(`crunch failed: ${job.error}`);
+      const r = job.result;
+      const crunchMbS = r.bytes_before / MB / (r.duration_ms / 1000);
+      rows.push({
+        table: name,
+        files: plain.files,
+        inputMb: plain.inputBytes / MB,
+        plainMbS: plain.inputBytes / MB / (plain.ms / 1000),
+        crunchMbS,
+        ratio: crunchMbS / (plain.inputBytes / MB / (plain.ms / 1000)),
+        plainDrr: 100 * (1 - plain.outputBytes / plain.inputBytes),
+        crunchDrr: r.drr,
+        peakRssMb,
+        settings: r.settings?.reason ?? "(none)",
+      });
+      if (r.bytes_before !== plain.inputBytes)
+        process.stdout.write(`note: crunch read ${r.bytes_before} bytes, plain ${plain.inputBytes}\n`);
+    }
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const f = (n: number, d = 1) => n.toFixed(d);
+  console.log(
+    "\ntable               files  input MB  plain MB/s  crunch MB/s  ratio  plain DRR  crunch DRR  agent peak RSS",
+  );
+  for (const r of rows)
+    console.log(
+      `${r.table.padEnd(20)}${String(r.files).padStart(5)}${f(r.inputMb).padStart(10)}${f(r.plainMbS).padStart(12)}` +
+        `${f(r.crunchMbS).padStart(13)}${f(r.ratio, 2).padStart(7)}${`${f(r.plainDrr)}%`.padStart(11)}` +
+        `${`${f(r.crunchDrr)}%`.padStart(12)}${`${f(r.peakRssMb, 0)} MB`.padStart(16)}`,
+    );
+  for (const r of rows) console.log(`${r.table}: ${r.settings}`);
+  console.log("targets: ratio >= 0.80; crunch DRR >= plain DRR + 10 points; peak RSS < 1024 MB");
+}
+
+/** The plain rewrite of the table's active files: one COPY, zstd, DuckDB's defaults otherwise. */
+async function plainRewrite(path: string, out: string) {
+  const engine = await Engine.open({ memoryLimitMb: MEMORY_LIMIT_MB, tempDir: join(out, ".spill") });
+  try {
+    const snapshot = await loadSnapshot(new FileStore(path), engine, { scratchDir: join(out, ".log") });
+    const files = snapshot.files.map((f) => join(path, f.path));
+    const inputBytes = snapshot.files.reduce((n, f) => n + f.size, 0);
+    const target = join(out, "out.parquet");
+    const started = performance.now();
+    await engine.run(
+      `copy (select * from read_parquet(${sqlList(files)})) to ${sqlString(target)} (format parquet, compression zstd)`,
+    );
+    const ms = performance.now() - started;
+    const outputBytes = statSync(target).size;
+    return { files: files.length, inputBytes, outputBytes, ms };
+  } finally {
+    engine.close();
+  }
+}
+
+/** Peak resident memory of a process (Linux `VmHWM`), in MB. */
+function peakRss(pid: number | undefined): number {
+  if (!pid) return Number.NaN;
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN);
+  return kb / 1024;
+}
+
+await main();
