@@ -185,5 +185,7 @@ export const CrunchResultSchema = z.object({
   partitions_skipped: z.number().int().nonnegative(),
   settings: CrunchSettingsSchema.nullable(),
   duration_ms: z.number().nonnegative(),
+  /** Where the time went: loading the log, choosing settings, rewriting and validating, uploading, committing. */
+  phases_ms: z.record(z.string(), z.number().nonnegative()).optional(),
 });
 export type CrunchResult = z.infer<typeof CrunchResultSchema>;

@@ -42,6 +42,7 @@ interface Row {
   crunchDrr: number;
   peakRssMb: number;
   settings: string;
+  phases: Record<string, number>;
 }
 
 async function main() {
@@ -129,6 +130,7 @@ async function main() {
         crunchDrr: r.drr,
         peakRssMb,
         settings: r.settings?.reason ?? "(none)",
+        phases: { ...r.phases_ms, total: r.duration_ms },
       });
       if (r.bytes_before !== plain.inputBytes)
         process.stdout.write(`note: crunch read ${r.bytes_before} bytes, plain ${plain.inputBytes}\n`);
@@ -148,7 +150,7 @@ async function main() {
         `${f(r.crunchMbS).padStart(13)}${f(r.ratio, 2).padStart(7)}${`${f(r.plainDrr)}%`.padStart(11)}` +
         `${`${f(r.crunchDrr)}%`.padStart(12)}${`${f(r.peakRssMb, 0)} MB`.padStart(16)}`,
     );
-  for (const r of rows) console.log(`${r.table}: ${r.settings}`);
+  for (const r of rows) console.log(`${r.table}: ${r.settings}\n  phases (ms): ${JSON.stringify(r.phases)}`);
   console.log("targets: ratio >= 0.80; crunch DRR >= plain DRR + 10 points; peak RSS < 1024 MB");
 }
 

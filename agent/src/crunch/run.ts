@@ -95,6 +95,7 @@ export async function runCrunch(
   options: CrunchOptions,
 ): Promise<CrunchResult> {
   const started = Date.now();
+  const phases = new Phases();
   const { payload, signal, log } = ctx;
   const store = options.store;
   const engine = await Engine.open({
@@ -103,7 +104,9 @@ export async function runCrunch(
   });
   try {
     ctx.progress({ phase: "loading" });
-    const snapshot = await loadSnapshot(store, engine, { scratchDir: join(ctx.scratchDir, "log") });
+    const snapshot = await phases.time("load", () =>
+      loadSnapshot(store, engine, { scratchDir: join(ctx.scratchDir, "log") }),
+    );
     const refusal = writeRefusal(snapshot);
     if (refusal) throw new JobError(`the table can't be crunched safely: ${refusal}`, { retryable: false });
 
@@ -160,20 +163,26 @@ export async function runCrunch(
       const binDir = join(ctx.scratchDir, `bin-${index}`);
       await mkdir(binDir, { recursive: true });
       try {
-        const inputs = await localCopies(store, bin, join(binDir, "in"), signal);
+        const inputs = await phases.time("download", () =>
+          localCopies(store, bin, join(binDir, "in"), signal),
+        );
         const chosen: CrunchSettings =
           settings ??
-          (await tuneSettings(engine, {
-            inputs,
-            columns,
-            clusterColumns: cluster,
-            allowParquetV2: payload.parquet_v2 ?? false,
-            scratchDir: join(binDir, "tune"),
-          }));
+          (pass.kind === "optimize"
+            ? OPTIMIZE_SETTINGS
+            : await phases.time("tune", () =>
+                tuneSettings(engine, {
+                  inputs,
+                  columns,
+                  clusterColumns: cluster,
+                  allowParquetV2: payload.parquet_v2 ?? false,
+                  scratchDir: join(binDir, "tune"),
+                }),
+              ));
         if (!settings) log.info({ settings: chosen }, "rewrite settings chosen");
         settings = chosen;
         outputs.push(
-          await rewriteBin(engine, store, {
+          await rewriteBin(engine, store, phases, {
             partition,
             bin,
             inputs,
@@ -199,13 +208,25 @@ export async function runCrunch(
     }
 
     const resultOf = (committed: number | null, kept: BinOutput[]): CrunchResult =>
-      summarize({ pass, snapshot, plan: plan.partitions, outputs: kept, settings, committed, started });
+      summarize({
+        pass,
+        snapshot,
+        plan: plan.partitions,
+        outputs: kept,
+        settings,
+        committed,
+        started,
+        phases,
+      });
     if (outputs.length === 0) return resultOf(null, []);
 
     signal.throwIfAborted();
     ctx.progress({ phase: "committing" });
     log.info({ bins: outputs.length, version: snapshot.version }, "committing");
-    return await commitOutputs(store, engine, snapshot, outputs, ctx, resultOf);
+    const done = await phases.time("commit", () =>
+      commitOutputs(store, engine, snapshot, outputs, ctx, resultOf),
+    );
+    return { ...done, duration_ms: Date.now() - started, phases_ms: phases.toJSON() };
   } finally {
     engine.close();
   }
@@ -278,6 +299,7 @@ async function localCopies(
 async function rewriteBin(
   engine: Engine,
   store: ObjectStore,
+  phases: Phases,
   job: {
     partition: PartitionPlan<PlannedFile>;
     bin: PlannedFile[];
@@ -290,21 +312,25 @@ async function rewriteBin(
   },
 ): Promise<BinOutput> {
   const outDir = join(job.binDir, "out");
-  const before = await checksumFiles(engine, job.inputs, job.columns);
-  const written = await rewriteFiles(engine, {
-    inputs: job.inputs,
-    columns: job.columns,
-    outDir,
-    namePrefix: `part-${randomUUID()}`,
-    settings: job.settings,
-    targetFileBytes: job.targetBytes,
-  });
+  const before = await phases.time("validate", () => checksumFiles(engine, job.inputs, job.columns));
+  const written = await phases.time("rewrite", () =>
+    rewriteFiles(engine, {
+      inputs: job.inputs,
+      columns: job.columns,
+      outDir,
+      namePrefix: `part-${randomUUID()}`,
+      settings: job.settings,
+      targetFileBytes: job.targetBytes,
+    }),
+  );
   const problems = [
     ...compareChecksums(before, written.checksum),
-    ...(await checkSchema(
-      engine,
-      written.files.map((f) => f.path),
-      job.columns,
+    ...(await phases.time("validate", () =>
+      checkSchema(
+        engine,
+        written.files.map((f) => f.path),
+        job.columns,
+      ),
     )),
   ];
   if (problems.length > 0)
@@ -319,7 +345,7 @@ async function rewriteBin(
   for (const file of written.files) {
     const name = file.path.slice(outDir.length + 1).replaceAll("/", "-");
     const key = `${folder}${name}`;
-    await store.write(key, { file: file.path });
+    await phases.time("upload", () => store.write(key, { file: file.path }));
     adds.push({ path: key, size: file.bytes, rows: file.rows, stats: file.stats, partitionValues });
   }
   return { partition: job.partition.partition, removes: job.bin, adds, rows: before.rows };
@@ -424,6 +450,7 @@ function summarize(input: {
   settings: CrunchSettings | null;
   committed: number | null;
   started: number;
+  phases: Phases;
 }): CrunchResult {
   const byPartition = new Map<string, BinOutput[]>();
   for (const o of input.outputs) byPartition.set(o.partition, [...(byPartition.get(o.partition) ?? []), o]);
@@ -475,7 +502,37 @@ function summarize(input: {
     partitions_skipped: partitions.filter((p) => p.status === "skipped").length,
     settings: input.settings,
     duration_ms: Date.now() - input.started,
+    phases_ms: input.phases.toJSON(),
   };
+}
+
+/** The settings of an optimize pass: bin-packing with DuckDB's defaults and zstd, no sort, no trials. */
+const OPTIMIZE_SETTINGS: CrunchSettings = {
+  compression: "zstd",
+  compression_level: null,
+  row_group_size: 122_880,
+  sort_columns: [],
+  parquet_version: "v1",
+  reason: "optimize pass: small files merged with zstd at default settings, without re-sorting or trials",
+  trials: [],
+};
+
+/** Milliseconds spent per phase, summed over bins. */
+class Phases {
+  private readonly ms: Record<string, number> = {};
+
+  async time<T>(phase: string, work: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    try {
+      return await work();
+    } finally {
+      this.ms[phase] = (this.ms[phase] ?? 0) + Math.round(performance.now() - t0);
+    }
+  }
+
+  toJSON(): Record<string, number> {
+    return { ...this.ms };
+  }
 }
 
 function sum(values: readonly number[]): number {
