@@ -4,8 +4,11 @@
  *
  * 1. List: autocannon, 10 connections, BENCH_DURATION_S seconds per run, on
  *    `GET /api/v1/tables?status=active&limit=100&offset=<random>` with API-key auth (100 tables with
- *    their schedules per page, about 130 KB). Saturated runs with offsets within the first 1,000
- *    rows (the pages people read) and anywhere in the table; then a run paced at BENCH_RATE.
+ *    their schedules per page, about 100 KB). Saturated runs with offsets within the first 1,000
+ *    rows (the pages people read) and anywhere in the table; then a run paced at BENCH_RATE; then
+ *    one connection, one request at a time (no queueing: the latency of the work itself). Each run
+ *    also reports the server process's CPU time per request (Linux: /proc), which queueing and
+ *    the load generator don't inflate.
  * 2. Tick: one `scheduler.tick()` with nothing due, with one minute's schedules due (what a tick
  *    sees at any minute of the day), with 1,000 due, and with every schedule due at once (after an
  *    outage of a day or more).
@@ -13,6 +16,7 @@
  * schedules, not the total: compare the rows of the two sizes.
  */
 import { type ChildProcess, fork } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 
@@ -48,10 +52,28 @@ function once<T>(child: ChildProcess, pick: (m: Record<string, unknown>) => bool
   });
 }
 
-async function list(ready: Ready, maxOffset: number, overallRate?: number) {
+/** CPU time (user + system) the process has used, in ms; NaN where /proc is missing. */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    // utime and stime, fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+async function list(
+  ready: Ready,
+  pid: number | undefined,
+  maxOffset: number,
+  overallRate?: number,
+  connections = 10,
+) {
+  const cpuBefore = cpuMs(pid);
   const result = await autocannon({
     url: `http://127.0.0.1:${ready.port}`,
-    connections: 10,
+    connections,
     duration: DURATION_S,
     ...(overallRate ? { overallRate } : {}),
     headers: { authorization: `Bearer ${ready.key}` },
@@ -66,6 +88,7 @@ async function list(ready: Ready, maxOffset: number, overallRate?: number) {
     ],
   });
   return {
+    cpuPerRequest: (cpuMs(pid) - cpuBefore) / result.requests.total,
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -82,21 +105,26 @@ for (const size of SIZES) {
   });
   try {
     const ready = await once<Ready>(child, (m) => m.ready === true);
-    await list(ready, 1000); // warm-up
-    const shallow = await list(ready, 1000);
-    const deep = await list(ready, Math.floor(size * 0.95) - 100);
-    const paced = await list(ready, Math.floor(size * 0.95) - 100, RATE);
+    const anywhere = Math.floor(size * 0.95) - 100;
+    await list(ready, child.pid, 1000); // warm-up
+    const shallow = await list(ready, child.pid, 1000);
+    const deep = await list(ready, child.pid, anywhere);
+    const paced = await list(ready, child.pid, anywhere, RATE);
+    const single = await list(ready, child.pid, anywhere, undefined, 1);
     const ticks: Record<string, TickFigures> = {};
     for (const due of ["none", "minute", "some", "all"] as const) {
       child.send({ tick: due });
       ticks[due] = await once<TickFigures>(child, (m) => m.tick === due);
     }
     const f = (n: number) => n.toFixed(1).padStart(7);
+    const run = (r: Awaited<ReturnType<typeof list>>) =>
+      `p50 ${f(r.p50)} ms  p99 ${f(r.p99)} ms  ${r.rps.toFixed(0).padStart(6)} req/s  server CPU ${r.cpuPerRequest.toFixed(2)} ms/req  errors ${r.errors}`;
     rows.push(
       `${String(size).padStart(7)} tables (seeded in ${(ready.seedMs / 1000).toFixed(1)} s)`,
-      `  GET /api/v1/tables?status=active&limit=100, offset < 1,000   p50 ${f(shallow.p50)} ms  p99 ${f(shallow.p99)} ms  ${shallow.rps.toFixed(0).padStart(6)} req/s  errors ${shallow.errors}`,
-      `  GET /api/v1/tables?status=active&limit=100, any offset       p50 ${f(deep.p50)} ms  p99 ${f(deep.p99)} ms  ${deep.rps.toFixed(0).padStart(6)} req/s  errors ${deep.errors}`,
-      `  same, paced at ${RATE} req/s                                     p50 ${f(paced.p50)} ms  p99 ${f(paced.p99)} ms  ${paced.rps.toFixed(0).padStart(6)} req/s  errors ${paced.errors}`,
+      `  GET /api/v1/tables?status=active&limit=100, offset < 1,000   ${run(shallow)}`,
+      `  GET /api/v1/tables?status=active&limit=100, any offset       ${run(deep)}`,
+      `  same, paced at ${RATE} req/s                                     ${run(paced)}`,
+      `  same, one connection, one request at a time                  ${run(single)}`,
       `  scheduler tick, nothing due                                   ${f(ticks.none?.ms ?? Number.NaN)} ms`,
       `  scheduler tick, one minute's schedules due (${String(ticks.minute?.due).padStart(3)})              ${f(ticks.minute?.ms ?? Number.NaN)} ms  (${ticks.minute?.fired} jobs queued)`,
       `  scheduler tick, 1,000 due                                     ${f(ticks.some?.ms ?? Number.NaN)} ms  (${ticks.some?.fired} jobs queued)`,
