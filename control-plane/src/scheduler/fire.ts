@@ -37,11 +37,23 @@ const PAYLOAD_COLUMNS = sql.raw(`s.table_id, s.job_type, s.schedule_type, s.look
            s.backfill_col, s.backfill_start_date, s.backfill_end_date,
            t.uri, t.format, t.priority, t.target_file_size_mb, t.recipe,`);
 
+/**
+ * A whole number or a `YYYY-MM-DD` date written into the SQL text, not bound: drizzle's D1 batch
+ * cannot bind the parameters of a raw statement, and the two statements run as one batch.
+ */
+function literal(value: number | string): SQL {
+  if (typeof value === "number" && Number.isSafeInteger(value)) return sql.raw(String(value));
+  if (typeof value === "string" && /^\d{4}-\d{2}-\d{2}$/.test(value)) return sql.raw(`'${value}'`);
+  throw new Error(`not a whole number or a date: ${value}`);
+}
+
 function dueCte(now: Date, limit: number, payload: boolean): SQL {
-  const t = now.getTime();
-  const midnight = t - (t % DAY_MS);
-  const today = new Date(midnight).toISOString().slice(0, 10);
-  const yesterday = new Date(midnight - DAY_MS).toISOString().slice(0, 10);
+  const ms = now.getTime();
+  const t = literal(ms);
+  const midnight = literal(ms - (ms % DAY_MS));
+  const tomorrow = literal(ms - (ms % DAY_MS) + DAY_MS);
+  const today = literal(new Date(ms - (ms % DAY_MS)).toISOString().slice(0, 10));
+  const yesterday = literal(new Date(ms - (ms % DAY_MS) - DAY_MS).toISOString().slice(0, 10));
   const minutes = sql`(cast(substr(s.run_time_utc, 1, 2) as integer) * 60 + cast(substr(s.run_time_utc, 4, 2) as integer))`;
   const runsToday = sql`(${midnight} + ${minutes} * 60000 <= ${t})`;
   return sql`due as materialized (
@@ -55,19 +67,19 @@ function dueCte(now: Date, limit: number, payload: boolean): SQL {
                then 'backfill:' || s.backfill_col || ':' || s.backfill_start_date || '..' || s.backfill_end_date
            end as slot,
            case when s.schedule_type = 'daily' and s.run_time_utc is not null
-             then case when ${runsToday} then ${midnight + DAY_MS} else ${midnight} end + ${minutes} * 60000
+             then case when ${runsToday} then ${tomorrow} else ${midnight} end + ${minutes} * 60000
            end as next
     -- CROSS JOIN keeps schedules the outer loop, read from the due index; no ORDER BY, so a chunk
     -- never sorts every due schedule (all of them fire in this tick anyway).
     from schedules s cross join tables t on t.id = s.table_id
     where s.enabled = 1 and s.next_run_at <= ${t}
-    limit ${limit}
+    limit ${literal(limit)}
   )`;
 }
 
 /** Queues the jobs of the chunk's unfired slots. */
 export function insertJobs(now: Date, limit: number): SQL {
-  const t = now.getTime();
+  const t = literal(now.getTime());
   const daily = sql`due.schedule_type = 'daily'`;
   const payload = sql`json_object(
       'table_id', due.table_id, 'uri', due.uri, 'format', due.format, 'schedule_id', due.id,
@@ -91,7 +103,7 @@ export function insertJobs(now: Date, limit: number): SQL {
 export function moveOn(now: Date, limit: number): SQL {
   return sql`with ${dueCte(now, limit, false)}
     update schedules
-    set last_slot = coalesce(due.slot, schedules.last_slot), next_run_at = due.next, updated_at = ${now.getTime()}
+    set last_slot = coalesce(due.slot, schedules.last_slot), next_run_at = due.next, updated_at = ${literal(now.getTime())}
     from due
     where schedules.rowid = due.rid`;
 }
