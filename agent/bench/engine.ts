@@ -20,6 +20,8 @@ import {
   checksumFiles,
   compareChecksums,
   Engine,
+  pickClusterColumns,
+  profileColumns,
   rewriteFiles,
   sqlList,
   sqlString,
@@ -33,7 +35,8 @@ const { values: args } = parseArgs({
     rows: { type: "string", default: "20000" },
     repeat: { type: "string", default: "3" },
     dir: { type: "string", default: join(tmpdir(), "lakesmith-bench-engine") },
-    "memory-mb": { type: "string", default: "512" },
+    // The agent's default memory limit.
+    "memory-mb": { type: "string", default: "768" },
   },
 });
 const FIXTURE = new URL("../../../shared/fixtures/delta/COVID-19_NYT/", import.meta.url).pathname;
@@ -79,6 +82,15 @@ async function bench(engine: Engine, name: string, folder: string, scratch: stri
     `describe select * from read_parquet(${sqlList(files)})`,
   );
   const columns: TableColumn[] = described.map((d) => ({ name: d.column_name, type: d.column_type }));
+  // As onboarding does: the recipe's cluster columns come from a profile of a sample.
+  const clusterColumns = pickClusterColumns(await profileColumns(engine, files, columns));
+  const phases: Record<string, number[]> = {};
+  const phase = async <T>(name: string, body: () => Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    const result = await body();
+    phases[name] = [...(phases[name] ?? []), performance.now() - t0];
+    return result;
+  };
   const plainTimes: number[] = [];
   const crunchTimes: number[] = [];
   const tuneTimes: number[] = [];
@@ -99,6 +111,7 @@ async function bench(engine: Engine, name: string, folder: string, scratch: stri
     const settings = await tuneSettings(engine, {
       inputs: files,
       columns,
+      clusterColumns,
       scratchDir: join(scratch, "tune"),
     });
     tuneTimes.push(performance.now() - t);
@@ -106,23 +119,26 @@ async function bench(engine: Engine, name: string, folder: string, scratch: stri
     const outDir = join(scratch, "crunch");
     await rm(outDir, { recursive: true, force: true });
     t = performance.now();
-    const written = await rewriteFiles(engine, {
-      inputs: files,
-      columns,
-      outDir,
-      namePrefix: `part-${r}`,
-      settings,
-      targetFileBytes: 128 * 2 ** 20,
-    });
-    const expected = await checksumFiles(engine, files, columns);
-    const problems = [
+    // The order crunch/run.ts uses: checksum of the inputs, rewrite (with the outputs' scan), compare.
+    const expected = await phase("checksum inputs", () => checksumFiles(engine, files, columns));
+    const written = await phase("rewrite+describe", () =>
+      rewriteFiles(engine, {
+        inputs: files,
+        columns,
+        outDir,
+        namePrefix: `part-${r}`,
+        settings,
+        targetFileBytes: 128 * 2 ** 20,
+      }),
+    );
+    const problems = await phase("compare+schema", async () => [
       ...compareChecksums(expected, written.checksum),
       ...(await checkSchema(
         engine,
         written.files.map((f) => f.path),
         columns,
       )),
-    ];
+    ]);
     crunchTimes.push(performance.now() - t);
     if (problems.length > 0) throw new Error(`${name}: rewrite not lossless: ${problems.join("; ")}`);
     crunchBytes = written.files.reduce((s, f) => s + f.bytes, 0);
@@ -141,6 +157,11 @@ async function bench(engine: Engine, name: string, folder: string, scratch: stri
     `  … with tuning             ${withTuneMbs.toFixed(1)} MB/s   ratio ${(withTuneMbs / plainMbs).toFixed(2)}`,
   );
   console.log(`  DRR gain ${(drr(crunchBytes) - drr(plainBytes)).toFixed(1)} points; settings: ${reason}`);
+  console.log(
+    `  phases (median ms): ${Object.entries(phases)
+      .map(([k, v]) => `${k} ${Math.round(median(v))}`)
+      .join(" | ")}; cluster columns [${clusterColumns.join(", ")}]`,
+  );
   console.log(
     `  runs (ms): plain ${plainTimes.map(Math.round).join(" ")} | crunch ${crunchTimes.map(Math.round).join(" ")} | tune ${tuneTimes.map(Math.round).join(" ")}`,
   );

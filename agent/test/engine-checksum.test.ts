@@ -7,6 +7,7 @@ import {
   checksumFiles,
   compareChecksums,
   Engine,
+  explainMismatch,
   sqlString,
   type TableColumn,
 } from "../src/engine/index.ts";
@@ -49,7 +50,10 @@ async function files(name: string, sql: string, parts = 1): Promise<string[]> {
 
 async function differences(name: string, sql: string): Promise<string[]> {
   const expected = await checksumFiles(engine, await files("base", base), columns);
-  return compareChecksums(expected, await checksumFiles(engine, await files(name, sql), columns));
+  const actual = await checksumFiles(engine, await files(name, sql), columns);
+  const problems = compareChecksums(expected, actual);
+  if (problems.length === 0) return problems;
+  return explainMismatch(engine, await files("base", base), await files(name, sql), columns);
 }
 
 describe("content checksum", () => {
@@ -64,7 +68,21 @@ describe("content checksum", () => {
     expect(compareChecksums(expected, reordered)).toEqual([]);
   });
 
-  it("names the column whose value changed", async () => {
+  it("detects a changed value with the row checksum alone, without per-column hashes", async () => {
+    const expected = await checksumFiles(engine, await files("base", base), columns);
+    const changed = `select id, case when id = 7 then 'b9' else b end as b, a, s from (${base})`;
+    const actual = await checksumFiles(
+      engine,
+      await files("changed-b", `select id, a, b, s from (${changed})`),
+      columns,
+    );
+    expect(expected.columns.every((c) => c.hash === undefined)).toBe(true);
+    expect(compareChecksums(expected, actual)).toEqual([
+      expect.stringMatching(/^rows differ \(row checksum/),
+    ]);
+  });
+
+  it("names the column whose value changed once asked to explain a mismatch", async () => {
     const changed = `select id, a, b, case when id = 500 then {'x': 0::int, 'y': 'y500'} else s end as s from (${base})`;
     expect(await differences("changed", changed)).toEqual([
       expect.stringMatching(/^column s: values differ/),

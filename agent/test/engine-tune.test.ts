@@ -4,14 +4,17 @@ import { join } from "node:path";
 import { CrunchSettingsSchema } from "@lakesmith/shared/jobs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  candidateSettings,
   DEFAULT_ROW_GROUP_SIZE,
+  describeSettings,
   Engine,
   pickTrial,
+  rowGroupSize,
+  sortCandidates,
   sqlString,
   type TableColumn,
   type Trial,
   tuneSettings,
+  writeAllowance,
 } from "../src/engine/index.ts";
 
 let dir: string;
@@ -32,7 +35,7 @@ const columns: TableColumn[] = [
   { name: "amount", type: "DECIMAL(12,2)" },
 ];
 
-/** Small snappy files whose rows arrive unsorted by country: sorting by it should pay off. */
+/** Small snappy files of rows in time order with countries and statuses mixed. */
 async function bin(files: number, rows: number): Promise<string[]> {
   const folder = join(dir, "bin");
   await mkdir(folder, { recursive: true });
@@ -68,22 +71,37 @@ describe("pickTrial", () => {
   });
 });
 
-describe("candidateSettings", () => {
-  it("tries larger row groups only as far as a row group stays within the byte cap, and sorts only by given columns", () => {
-    const wide = candidateSettings({ bytesPerRow: 4_000, clusterColumns: [], enumeratedColumns: [] });
-    expect(wide.map((c) => c.row_group_size)).toEqual([
-      DEFAULT_ROW_GROUP_SIZE,
-      DEFAULT_ROW_GROUP_SIZE,
-      DEFAULT_ROW_GROUP_SIZE,
-    ]);
-    expect(wide.every((c) => c.sort_columns.length === 0 && c.parquet_version === "v1")).toBe(true);
-    const narrow = candidateSettings({
-      bytesPerRow: 20,
+describe("rowGroupSize", () => {
+  it("gives every thread one row group of the bin, within DuckDB's default and the byte cap", () => {
+    expect(rowGroupSize(1_111_930, 40, 2)).toBe(557_056);
+    expect(rowGroupSize(50_000, 40, 2)).toBe(DEFAULT_ROW_GROUP_SIZE);
+    expect(rowGroupSize(8_000_000, 40, 2)).toBe(1_048_576);
+    expect(rowGroupSize(8_000_000, 4_000, 2)).toBe(DEFAULT_ROW_GROUP_SIZE);
+  });
+});
+
+describe("sortCandidates", () => {
+  it("tries the cluster columns, then low-cardinality columns fewest first ending in the cluster columns", () => {
+    const keys = sortCandidates({
       clusterColumns: ["at"],
-      enumeratedColumns: ["country"],
+      enumeratedColumns: [],
+      distinct: [
+        { name: "at", distinct: 90_000 },
+        { name: "id", distinct: 100_000 },
+        { name: "county", distinct: 2_000 },
+        { name: "state", distinct: 55 },
+        { name: "flag", distinct: 1 },
+        { name: "kind", distinct: 3 },
+      ],
+      sampleRows: 100_000,
     });
-    expect(narrow[1]?.row_group_size).toBe(1_048_576);
-    expect(narrow.map((c) => c.sort_columns)).toEqual([[], [], [], ["at"], ["country", "at"]]);
+    expect(keys).toEqual([["at"], ["kind", "state", "county", "at"], ["kind", "state", "at"]]);
+  });
+});
+
+describe("writeAllowance", () => {
+  it("leaves the write what the throughput target spares after tuning, validation and noise", () => {
+    expect(writeAllowance(0.2)).toBeCloseTo(1.25 - 0.15 - 0.05 - 0.2);
   });
 });
 
@@ -98,13 +116,17 @@ describe("tuneSettings", () => {
       enumeratedColumns: ["country", "status"],
       sampleRows: 50_000,
       maxSlowdown: 100,
+      timeBudgetMs: 60_000,
     });
-    expect(CrunchSettingsSchema.parse(settings)).toEqual(settings);
-    expect(settings.trials).toHaveLength(5);
-    const smallest = Math.min(...settings.trials.map((t) => t.bytes));
-    expect(settings.trials.find((t) => t.bytes === smallest)?.settings).toContain(
-      `${settings.row_group_size}-row groups`,
+    expect(settings).toMatchObject(CrunchSettingsSchema.parse(settings));
+    // Plain, plain encoding, 3 sort keys, 2 zstd levels.
+    expect(settings.trials).toHaveLength(7);
+    expect(settings.trials.map((t) => t.settings)).toContain(
+      "zstd level 3, 122880-row groups, sorted by country, status, at, parquet v1",
     );
+    const smallest = Math.min(...settings.trials.map((t) => t.bytes));
+    const best = settings.trials.find((t) => t.bytes === smallest)?.settings ?? "";
+    expect(best.replace(/\d+-row groups/, "")).toBe(describeSettings(settings).replace(/\d+-row groups/, ""));
     expect(settings.parquet_version).toBe("v1");
     expect(settings.reason).toMatch(/50000-row sample/);
     expect(await readdir(join(dir, "scratch"))).toEqual([]);
@@ -118,6 +140,7 @@ describe("tuneSettings", () => {
       scratchDir: join(dir, "scratch-v2"),
       allowParquetV2: true,
       maxSlowdown: 100,
+      timeBudgetMs: 60_000,
     });
     expect(settings.trials.map((t) => t.settings).at(-1)).toMatch(/parquet v2$/);
     expect(settings.trials.slice(0, -1).every((t) => t.settings.endsWith("parquet v1"))).toBe(true);

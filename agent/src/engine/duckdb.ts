@@ -34,11 +34,14 @@ export class Engine {
   private constructor(
     private readonly instance: DuckDBInstance,
     private readonly connection: DuckDBConnection,
+    /** DuckDB's `memory_limit`, for callers that size their work to it (tune.ts). */
+    readonly memoryLimitMb: number,
   ) {}
 
   static async open(options: EngineOptions = {}): Promise<Engine> {
+    const memoryLimitMb = options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB;
     const settings: Record<string, string> = {
-      memory_limit: `${options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB}MB`,
+      memory_limit: `${memoryLimitMb}MB`,
       // Settings that would let SQL reach outside the files the agent hands over stay off.
       autoinstall_known_extensions: "false",
       autoload_known_extensions: "false",
@@ -53,7 +56,7 @@ export class Engine {
     // Casts between TIMESTAMP and TIMESTAMPTZ (Spark's INT96 files read as TIMESTAMP) must not depend
     // on the host's zone: Delta timestamps are UTC instants. (An ICU setting: not settable at create.)
     await connection.run("set TimeZone = 'UTC'");
-    return new Engine(instance, connection);
+    return new Engine(instance, connection, memoryLimitMb);
   }
 
   /** Runs one statement (or several separated by `;`) and discards any rows. */

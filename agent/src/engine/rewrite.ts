@@ -46,11 +46,16 @@ export interface WrittenFile {
   stats: DeltaStats;
 }
 
-/** The part of `CrunchSettings` that decides how files are written (tune.ts adds the reasons). */
+/**
+ * The part of `CrunchSettings` that decides how files are written (tune.ts adds the reasons), and
+ * whether to dictionary-encode columns: `false` writes every column's values plainly (DuckDB's
+ * `dictionary_size_limit 0`), which zstd compresses better for some tables and worse for others, so
+ * tune.ts measures it. Absent means DuckDB's default (dictionaries where they stay small).
+ */
 export type CrunchWriteSettings = Pick<
   CrunchSettings,
   "compression" | "compression_level" | "row_group_size" | "sort_columns" | "parquet_version"
->;
+> & { dictionary_encoding?: boolean };
 
 export interface RewriteOptions {
   /** Local Parquet files of one partition. */
@@ -82,6 +87,7 @@ export function parquetOptions(settings: CrunchWriteSettings): string {
     `parquet_version ${settings.parquet_version === "v2" ? "v2" : "v1"}`,
   ];
   if (settings.compression_level !== null) parts.push(`compression_level ${settings.compression_level}`);
+  if (settings.dictionary_encoding === false) parts.push("dictionary_size_limit 0");
   return parts.join(", ");
 }
 

@@ -1,23 +1,37 @@
 /**
- * Chooses a crunch's write settings by measurement, not assumption: a bounded sample of the bin is
- * written with a few candidate settings and the smallest output whose write time stays within
- * `maxSlowdown` of the plain candidate wins.
+ * Chooses a crunch's write settings by measurement, not assumption: a sample of the bin is written
+ * with candidate settings, and the smallest output whose write stays fast enough wins.
  *
- * Bounds: the sample is at most `sampleRows` rows from at most `sampleFiles` files, loaded once into a
- * temporary table, so the cost does not grow with the table; candidates stop once `timeBudgetMs` is
- * spent (the plain candidate always runs). Sorting can make files larger as well as smaller (it breaks
- * the arrival order that delta and dictionary encodings may already exploit), so sorted candidates
- * compete like the others. Parquet v2 is only tried when the caller allows it.
+ * "Fast enough" comes from the throughput target, not a guess: a crunch (tuning, rewrite and its two
+ * validation scans) may take at most `1 / TARGET_THROUGHPUT` times a plain zstd rewrite. The tuner
+ * measures on the sample what a plain write and a validation scan cost, gives tuning its share
+ * (`TUNE_SHARE`), and what is left is the allowance for the write: a candidate qualifies when its write
+ * took at most `allowance` times the plain one. On a table whose validation is cheap the allowance is
+ * near 1: better compression must come at (almost) no cost.
+ *
+ * Bounds: the sample is whole files spread across the bin, at most `sampleRows` rows (default: a
+ * sixteenth of the bin, between 32,768 and 262,144 rows) from at most `sampleFiles` files, loaded once
+ * into a temporary table. Trials stop once the time box is spent: `TUNE_SHARE` of the bin's estimated
+ * plain write time, at most 10 s, or `timeBudgetMs` (the plain trial always runs). The candidates come in the
+ * order of what they usually gain per millisecond: plain encoding (no dictionaries), sort orders, zstd
+ * levels, Parquet v2 (only when the caller allows it). Sorting can make files larger as well as smaller
+ * (it breaks the arrival order that encodings may already exploit), so sorted candidates compete like
+ * the others; sort keys are the table's cluster columns and the sample's low-cardinality columns, fewest
+ * distinct values first.
+ *
+ * The row-group size is not a trial (a sample holds about one row group): it is the bin's rows spread
+ * over the engine's threads, so every thread writes one large row group in parallel, capped so that a
+ * row group stays near `ROW_GROUP_MAX_BYTES` of uncompressed data (the writer buffers one per thread).
  *
  * @example
  * const settings = await tuneSettings(engine, { inputs, columns, scratchDir, clusterColumns: ["event_time"] });
- * // settings.reason: "zstd level 3, 1048576-row groups: 41% smaller than plain on a 200000-row sample"
+ * // settings.reason: "zstd level 3, 557056-row groups, plain encoding, parquet v1: 34% smaller than …"
  */
 import { mkdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { CrunchSettings } from "@lakesmith/shared/jobs";
-import { readAsColumns, type TableColumn } from "./checksum.ts";
-import { type Engine, sqlList, sqlString } from "./duckdb.ts";
+import { checksumAggregates, readAsColumns, type TableColumn } from "./checksum.ts";
+import { type Engine, sqlIdent, sqlList, sqlString } from "./duckdb.ts";
 import { type CrunchWriteSettings, orderBy, parquetOptions, withInsertionOrder } from "./rewrite.ts";
 
 export interface TuneOptions {
@@ -33,17 +47,26 @@ export interface TuneOptions {
   allowParquetV2?: boolean;
   sampleRows?: number;
   sampleFiles?: number;
+  /** The time box; default `TUNE_SHARE` of the bin's estimated plain write time, at most 10 s. */
   timeBudgetMs?: number;
-  /** A candidate may take at most this many times the plain candidate's write time (default 1.5). */
+  /** Overrides the allowance derived from the target: a candidate may take this many times plain. */
   maxSlowdown?: number;
 }
 
 /** DuckDB's default row-group size: the plain rewrite's setting. */
 export const DEFAULT_ROW_GROUP_SIZE = 122_880;
-/** The largest row group tried; bounded further so one row group stays near `ROW_GROUP_MAX_BYTES`. */
+/** The largest row group written. */
 export const MAX_ROW_GROUP_SIZE = 1_048_576;
 /** Uncompressed bytes one row group may hold: the writer buffers a whole row group per thread. */
 export const ROW_GROUP_MAX_BYTES = 96 * 2 ** 20;
+/** Crunch throughput must stay at least this fraction of a plain zstd rewrite's (issue 5). */
+export const TARGET_THROUGHPUT = 0.8;
+/** The share of the bin's plain write time that tuning may spend. */
+export const TUNE_SHARE = 0.15;
+/** A bin is sorted only when it fits in this share of DuckDB's memory limit. */
+export const SORT_MEMORY_SHARE = 0.5;
+/** Headroom kept under the target for measurement noise. */
+export const NOISE_MARGIN = 0.05;
 
 export interface Trial {
   settings: CrunchWriteSettings;
@@ -54,97 +77,229 @@ export interface Trial {
 /** A short, stable description of write settings, as recorded in `trials`. */
 export function describeSettings(s: CrunchWriteSettings): string {
   const level = s.compression_level === null ? "" : ` level ${s.compression_level}`;
+  const plainEncoding = s.dictionary_encoding === false ? ", plain encoding" : "";
   const sort = s.sort_columns.length > 0 ? `, sorted by ${s.sort_columns.join(", ")}` : "";
-  return `${s.compression}${level}, ${s.row_group_size}-row groups${sort}, parquet ${s.parquet_version}`;
+  return `${s.compression}${level}, ${s.row_group_size}-row groups${plainEncoding}${sort}, parquet ${s.parquet_version}`;
 }
 
-/** The candidates, plain first; the large row group is capped by the estimated row width. */
-export function candidateSettings(options: {
-  bytesPerRow: number;
+/** The plain rewrite's settings: the baseline every candidate is measured against. */
+export const PLAIN_SETTINGS: CrunchWriteSettings = {
+  compression: "zstd",
+  compression_level: 3,
+  row_group_size: DEFAULT_ROW_GROUP_SIZE,
+  sort_columns: [],
+  parquet_version: "v1",
+};
+
+/**
+ * Rows per row group for a bin of `binRows` rows of `bytesPerRow` uncompressed bytes written by
+ * `threads` threads: one row group per thread, a multiple of 2,048 rows, no smaller than DuckDB's
+ * default and no larger than `MAX_ROW_GROUP_SIZE` rows or `ROW_GROUP_MAX_BYTES`.
+ */
+export function rowGroupSize(binRows: number, bytesPerRow: number, threads: number): number {
+  const round = (n: number) => Math.ceil(n / 2048) * 2048;
+  const perThread = round(binRows / Math.max(1, threads));
+  const byBytes = Math.floor(ROW_GROUP_MAX_BYTES / Math.max(1, bytesPerRow) / 2048) * 2048;
+  return Math.max(DEFAULT_ROW_GROUP_SIZE, Math.min(perThread, MAX_ROW_GROUP_SIZE, byBytes));
+}
+
+/**
+ * Sort keys worth trying, best guess first: the cluster columns, then the sample's low-cardinality
+ * columns (fewest distinct values first, so runs nest) ending in the cluster columns. Columns with
+ * nearly one value per row are left out of the low-cardinality key: they would end every run.
+ */
+export function sortCandidates(options: {
   clusterColumns: readonly string[];
   enumeratedColumns: readonly string[];
-}): CrunchWriteSettings[] {
-  const capped = Math.floor(ROW_GROUP_MAX_BYTES / Math.max(1, options.bytesPerRow) / 2048) * 2048;
-  const large = Math.max(DEFAULT_ROW_GROUP_SIZE, Math.min(MAX_ROW_GROUP_SIZE, capped));
-  const plain: CrunchWriteSettings = {
-    compression: "zstd",
-    compression_level: 3,
-    row_group_size: DEFAULT_ROW_GROUP_SIZE,
-    sort_columns: [],
-    parquet_version: "v1",
+  distinct: readonly { name: string; distinct: number }[];
+  sampleRows: number;
+}): string[][] {
+  const out: string[][] = [];
+  const add = (key: string[]) => {
+    if (key.length > 0 && !out.some((k) => k.join("\0") === key.join("\0"))) out.push(key);
   };
-  const big = { ...plain, row_group_size: large };
-  const out = [plain, big, { ...big, compression_level: 9 }];
-  if (options.clusterColumns.length > 0) out.push({ ...big, sort_columns: [...options.clusterColumns] });
-  const leading = options.enumeratedColumns.filter((c) => !options.clusterColumns.includes(c)).slice(0, 2);
-  if (leading.length > 0) out.push({ ...big, sort_columns: [...leading, ...options.clusterColumns] });
+  add([...options.clusterColumns]);
+  const lowCardinality = options.distinct
+    .filter((d) => d.distinct > 1 && d.distinct <= options.sampleRows / 16)
+    .filter((d) => !options.clusterColumns.includes(d.name))
+    .sort((a, b) => a.distinct - b.distinct)
+    .map((d) => d.name);
+  const leading = [...new Set([...options.enumeratedColumns, ...lowCardinality])].filter(
+    (c) => !options.clusterColumns.includes(c),
+  );
+  add([...leading.slice(0, 3), ...options.clusterColumns]);
+  add([...leading.slice(0, 2), ...options.clusterColumns]);
   return out;
 }
 
 /**
- * The winner among `trials` (plain first): the smallest output whose write took at most `maxSlowdown`
- * times the plain one's.
+ * The winner among `trials` (plain first): the smallest output whose write took at most `allowance`
+ * times the plain one's; plain when none qualifies.
  */
-export function pickTrial(trials: readonly Trial[], maxSlowdown: number): Trial {
+export function pickTrial(trials: readonly Trial[], allowance: number): Trial {
   const plain = trials[0];
   if (!plain) throw new Error("pickTrial needs at least the plain trial");
-  const allowed = trials.filter((t) => t.ms <= plain.ms * maxSlowdown);
+  const allowed = trials.filter((t) => t.ms <= plain.ms * allowance);
   return allowed.reduce((best, t) => (t.bytes < best.bytes ? t : best), plain);
 }
 
+/**
+ * The write allowance (times plain) that keeps a crunch at `TARGET_THROUGHPUT`: out of `1 / target`
+ * times the plain write, tuning takes `TUNE_SHARE`, validation `validationRatio` (its scans' time over
+ * the plain write's) and the noise margin; the rest is the write's.
+ */
+export function writeAllowance(validationRatio: number): number {
+  return 1 / TARGET_THROUGHPUT - TUNE_SHARE - NOISE_MARGIN - validationRatio;
+}
+
 /** Measures candidates on a sample of the bin and returns the chosen settings with the trials. */
-export async function tuneSettings(engine: Engine, options: TuneOptions): Promise<CrunchSettings> {
+export async function tuneSettings(
+  engine: Engine,
+  options: TuneOptions,
+): Promise<CrunchSettings & CrunchWriteSettings> {
   const started = performance.now();
   await mkdir(options.scratchDir, { recursive: true });
-  const budget = options.timeBudgetMs ?? 10_000;
-  const sampleFiles = options.inputs.slice(0, options.sampleFiles ?? 8);
-  const sampleRows = options.sampleRows ?? 200_000;
-  const select = await readAsColumns(engine, sampleFiles, options.columns);
-  await engine.run(`create or replace temp table crunch_tune_sample as ${select} limit ${sampleRows}`);
+  const sample = await loadSample(engine, options);
   try {
-    const [size] = await engine.query<{ rows: string; bytes: string }>(
-      `select (select sum(num_rows) from parquet_file_metadata(${sqlList(sampleFiles)})) as rows,
-         (select sum(total_uncompressed_size) from parquet_metadata(${sqlList(sampleFiles)})) as bytes`,
-    );
-    const bytesPerRow = Number(size?.bytes ?? 0) / Math.max(1, Number(size?.rows ?? 1));
-    const [count] = await engine.query<{ n: string }>(`select count(*) as n from crunch_tune_sample`);
-    const candidates = candidateSettings({
-      bytesPerRow,
-      clusterColumns: options.clusterColumns ?? [],
-      enumeratedColumns: options.enumeratedColumns ?? [],
-    });
-    const trials: Trial[] = [];
-    for (const [i, settings] of candidates.entries()) {
-      if (i > 0 && performance.now() - started > budget) break;
-      trials.push(await trialWrite(engine, settings, join(options.scratchDir, `tune-${i}.parquet`)));
-    }
-    let best = pickTrial(trials, options.maxSlowdown ?? 1.5);
-    if (options.allowParquetV2 && performance.now() - started <= budget) {
-      const v2 = { ...best.settings, parquet_version: "v2" as const };
-      const trial = await trialWrite(engine, v2, join(options.scratchDir, "tune-v2.parquet"));
+    const dir = options.scratchDir;
+    // The plain rewrite keeps DuckDB's default of preserving insertion order; so does its trial.
+    const trials: Trial[] = [await trialWrite(engine, PLAIN_SETTINGS, join(dir, "tune-plain.parquet"), true)];
+    const plain = trials[0] as Trial;
+    // Validation reads the inputs once and the outputs once, each with the checksum aggregates.
+    const t0 = performance.now();
+    await engine.query(`select ${checksumAggregates(options.columns)} from crunch_tune_sample`);
+    const validationRatio = (2 * (performance.now() - t0)) / Math.max(1, plain.ms);
+    const allowance = options.maxSlowdown ?? writeAllowance(validationRatio);
+    const estimatedPlainMs = plain.ms * (sample.binRows / Math.max(1, sample.rows));
+    const budget = options.timeBudgetMs ?? Math.min(10_000, TUNE_SHARE * estimatedPlainMs);
+    const withinBudget = () => performance.now() - started <= budget;
+    const run = async (settings: CrunchWriteSettings) => {
+      const trial = await trialWrite(engine, settings, join(dir, `tune-${trials.length}.parquet`));
       trials.push(trial);
-      if (trial.bytes < best.bytes && trial.ms <= (trials[0]?.ms ?? 0) * (options.maxSlowdown ?? 1.5))
-        best = trial;
+      return trial;
+    };
+    const best = () => pickTrial(trials, allowance);
+
+    const rowGroups = rowGroupSize(sample.binRows, sample.bytesPerRow, sample.threads);
+    const base: CrunchWriteSettings = { ...PLAIN_SETTINGS, row_group_size: rowGroups };
+    // Always measured: the encoding is what most often decides a table's size.
+    await run({ ...base, dictionary_encoding: false });
+    const encoding = best().settings.dictionary_encoding;
+    // A sort of the whole bin costs more per row than the sample's (n log n), and one that does not
+    // fit in memory spills: sorts are tried only when the bin fits in SORT_MEMORY_SHARE of the limit,
+    // and their trial times are scaled by log(bin rows) / log(sample rows).
+    const binMemory = sample.binRows * sample.bytesPerRow;
+    const sortFits = binMemory <= SORT_MEMORY_SHARE * engine.memoryLimitMb * 2 ** 20;
+    const sortScale = Math.log(Math.max(2, sample.binRows)) / Math.log(Math.max(2, sample.rows));
+    const keys = sortFits
+      ? sortCandidates({
+          clusterColumns: options.clusterColumns ?? [],
+          enumeratedColumns: options.enumeratedColumns ?? [],
+          distinct: sample.distinct,
+          sampleRows: sample.rows,
+        })
+      : [];
+    for (const key of keys) {
+      if (!withinBudget()) break;
+      const trial = await run({ ...base, dictionary_encoding: encoding, sort_columns: key });
+      trial.ms *= sortScale;
     }
-    const plainBytes = trials[0]?.bytes ?? best.bytes;
-    const saved = plainBytes > 0 ? Math.round(100 * (1 - best.bytes / plainBytes)) : 0;
+    for (const level of [1, 9]) {
+      if (!withinBudget()) break;
+      await run({ ...best().settings, row_group_size: rowGroups, compression_level: level });
+    }
+    if (options.allowParquetV2 && withinBudget())
+      await run({ ...best().settings, row_group_size: rowGroups, parquet_version: "v2" });
+
+    const winner = best();
+    const chosen: CrunchWriteSettings = { ...winner.settings, row_group_size: rowGroups };
+    const saved = plain.bytes > 0 ? Math.round(100 * (1 - winner.bytes / plain.bytes)) : 0;
+    const measured =
+      `on a ${sample.rows}-row sample (write allowance ${allowance.toFixed(2)}x plain: ` +
+      `validation ${validationRatio.toFixed(2)}x, tuning ${TUNE_SHARE}x, target ${TARGET_THROUGHPUT}x plain throughput; ` +
+      `${trials.length} trials in ${Math.round(performance.now() - started)} ms)`;
+    const groups =
+      `${rowGroups}-row groups: ~${sample.binRows} rows over ${sample.threads} threads, ` +
+      `${Math.round(sample.bytesPerRow)} bytes a row in memory` +
+      (sortFits ? "" : `; no sort tried: the bin (~${Math.round(binMemory / 2 ** 20)} MB) would spill`);
     return {
-      ...best.settings,
+      ...chosen,
       reason:
-        best === trials[0]
-          ? `${describeSettings(best.settings)}: no candidate beat plain within the time allowance on a ${count?.n}-row sample`
-          : `${describeSettings(best.settings)}: ${saved}% smaller than plain zstd on a ${count?.n}-row sample, ` +
-            `write time ${(best.ms / Math.max(1, trials[0]?.ms ?? 1)).toFixed(1)}x plain`,
-      trials: trials.map((t) => ({ settings: describeSettings(t.settings), bytes: t.bytes })),
+        winner === plain
+          ? `${describeSettings(chosen)}: no candidate beat plain zstd within the allowance ${measured}; ${groups}`
+          : `${describeSettings(chosen)}: ${saved}% smaller than plain zstd, write ${(winner.ms / Math.max(1, plain.ms)).toFixed(2)}x plain ${measured}; ${groups}`,
+      trials: trials.map((t) => ({
+        settings: describeSettings(t.settings),
+        bytes: t.bytes,
+        ms: Math.round(t.ms),
+      })),
     };
   } finally {
     await engine.run("drop table if exists crunch_tune_sample");
   }
 }
 
-async function trialWrite(engine: Engine, settings: CrunchWriteSettings, path: string): Promise<Trial> {
+interface Sample {
+  rows: number;
+  /** The bin's rows, estimated from the sample files' rows per byte. */
+  binRows: number;
+  bytesPerRow: number;
+  threads: number;
+  distinct: { name: string; distinct: number }[];
+}
+
+/** Whole files spread across the bin, up to the row cap, into `crunch_tune_sample`. */
+async function loadSample(engine: Engine, options: TuneOptions): Promise<Sample> {
+  const sizes = await Promise.all(options.inputs.map(async (f) => (await stat(f)).size));
+  const binBytes = sizes.reduce((a, b) => a + b, 0);
+  const maxFiles = Math.max(1, Math.min(options.sampleFiles ?? 16, options.inputs.length));
+  const step = options.inputs.length / maxFiles;
+  const order = Array.from({ length: maxFiles }, (_, i) => Math.floor(i * step));
+  const footers = await engine.query<{ file_name: string; rows: string }>(
+    `select file_name, num_rows as rows from parquet_file_metadata(${sqlList(order.map((i) => options.inputs[i] as string))})`,
+  );
+  const rowsOf = new Map(footers.map((f) => [f.file_name, Number(f.rows)]));
+  const firstRows = rowsOf.get(options.inputs[order[0] ?? 0] as string) ?? 0;
+  const estimate = (firstRows / Math.max(1, sizes[order[0] ?? 0] ?? 1)) * binBytes;
+  const cap = options.sampleRows ?? Math.min(262_144, Math.max(32_768, Math.ceil(estimate / 16)));
+  const picked: number[] = [];
+  let rows = 0;
+  for (const i of order) {
+    if (rows >= cap) break;
+    picked.push(i);
+    rows += rowsOf.get(options.inputs[i] as string) ?? 0;
+  }
+  const files = picked.map((i) => options.inputs[i] as string);
+  const pickedBytes = picked.reduce((n, i) => n + (sizes[i] ?? 0), 0);
+  const select = await readAsColumns(engine, files, options.columns);
+  const memory = `(select sum(memory_usage_bytes) from duckdb_memory())`;
+  const [before] = await engine.query<{ bytes: string }>(`select ${memory} as bytes`);
+  await engine.run(`create or replace temp table crunch_tune_sample as ${select} limit ${cap}`);
+  const sortable = options.columns.filter((c) => !/^(STRUCT|MAP|UNION)\(|\]$/i.test(c.type.trim()));
+  const [row = {}] = await engine.query<Record<string, string>>(
+    `select count(*) as n, current_setting('threads')::int as threads, ${memory} as memory
+       ${sortable.map((c, i) => `, approx_count_distinct(${sqlIdent(c.name)}) as d_${i}`).join("")}
+     from crunch_tune_sample`,
+  );
+  const sampleRows = Number(row.n ?? 0);
+  return {
+    rows: sampleRows,
+    binRows: Math.max(sampleRows, Math.round((rows / Math.max(1, pickedBytes)) * binBytes)),
+    bytesPerRow: Math.max(0, Number(row.memory ?? 0) - Number(before?.bytes ?? 0)) / Math.max(1, sampleRows),
+    threads: Number(row.threads ?? 1),
+    distinct: sortable.map((c, i) => ({ name: c.name, distinct: Number(row[`d_${i}`] ?? 0) })),
+  };
+}
+
+/** Writes the sample with `settings` as the rewrite would (insertion order kept only for a sort). */
+async function trialWrite(
+  engine: Engine,
+  settings: CrunchWriteSettings,
+  path: string,
+  preserveOrder = settings.sort_columns.length > 0,
+): Promise<Trial> {
   const t0 = performance.now();
-  await withInsertionOrder(engine, settings.sort_columns.length > 0, () =>
+  await withInsertionOrder(engine, preserveOrder, () =>
     engine.run(
       `copy (select * from crunch_tune_sample${orderBy(settings.sort_columns)}) to ${sqlString(path)} (${parquetOptions(settings)})`,
     ),
