@@ -156,9 +156,19 @@ export const CrunchSettingsSchema = z.object({
   row_group_size: z.number().int().positive(),
   sort_columns: z.array(z.string()),
   parquet_version: z.enum(["v1", "v2"]),
+  /** False: values are written plainly, without dictionaries (smaller for some high-cardinality data). */
+  dictionary_encoding: z.boolean().optional(),
   reason: z.string(),
-  /** Candidate settings tried on a sample and the bytes each produced. */
-  trials: z.array(z.object({ settings: z.string(), bytes: z.number().nonnegative() })).default([]),
+  /** Candidate settings tried on a sample, the bytes each produced and how long its write took. */
+  trials: z
+    .array(
+      z.object({
+        settings: z.string(),
+        bytes: z.number().nonnegative(),
+        ms: z.number().nonnegative().optional(),
+      }),
+    )
+    .default([]),
 });
 export type CrunchSettings = z.infer<typeof CrunchSettingsSchema>;
 

@@ -51,6 +51,7 @@ import {
   compareChecksums,
   type DeltaStats,
   Engine,
+  explainMismatch,
   rewriteFiles,
   tuneSettings,
 } from "../engine/index.ts";
@@ -323,19 +324,19 @@ async function rewriteBin(
       targetFileBytes: job.targetBytes,
     }),
   );
-  const problems = [
-    ...compareChecksums(before, written.checksum),
-    ...(await phases.time("validate", () =>
-      checkSchema(
-        engine,
-        written.files.map((f) => f.path),
-        job.columns,
-      ),
-    )),
-  ];
+  const outputs = written.files.map((f) => f.path);
+  const problems = await phases.time("validate", async () => {
+    const found = [
+      ...compareChecksums(before, written.checksum),
+      ...(await checkSchema(engine, outputs, job.columns)),
+    ];
+    // Two more scans, only after a mismatch, so the report names the columns that differ.
+    if (found.length > 0) found.push(...(await explainMismatch(engine, job.inputs, outputs, job.columns)));
+    return found;
+  });
   if (problems.length > 0)
     throw new JobError(
-      `validation failed for partition '${job.partition.partition || "(table)"}', nothing committed: ${problems.join("; ")}`,
+      `validation failed for partition '${job.partition.partition || "(table)"}', nothing committed: ${[...new Set(problems)].join("; ")}`,
       { retryable: false },
     );
 
@@ -438,6 +439,7 @@ export function describeSettings(s: CrunchSettings): string {
     `${s.compression}${s.compression_level === null ? "" : `:${s.compression_level}`}`,
     `rg=${s.row_group_size}`,
     `sort=${s.sort_columns.join(",") || "none"}`,
+    ...(s.dictionary_encoding === false ? ["plain-encoding"] : []),
     s.parquet_version,
   ].join(";");
 }
