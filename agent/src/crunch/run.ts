@@ -363,11 +363,19 @@ function partitionFolder(values: Record<string, string | null>, columns: readonl
     .join("/")}/`;
 }
 
+/** Characters Hive-style writers percent-escape in partition folder names (besides control characters). */
+const ESCAPED = new Set(`"#%'*/:=?\\{[]^`);
+
 function escapePartition(value: string): string {
-  return value.replace(
-    /[\x00-\x1f"#%'*/:=?\\\x7f{[\]^]/g,
-    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`,
-  );
+  let out = "";
+  for (const c of value) {
+    const code = c.charCodeAt(0);
+    out +=
+      code < 0x20 || code === 0x7f || ESCAPED.has(c)
+        ? `%${code.toString(16).toUpperCase().padStart(2, "0")}`
+        : c;
+  }
+  return out;
 }
 
 async function commitOutputs(
