@@ -14,11 +14,12 @@ import { JOB_ID_FIELD, loadSnapshot } from "../agent/src/delta/index.ts";
 import { duckdbColumns } from "../agent/src/delta/schema.ts";
 import { checksumFiles, Engine } from "../agent/src/engine/index.ts";
 import { type ObjectStore, storeFor } from "../agent/src/store/index.ts";
+import { DELTA_FIXTURES } from "../agent/test/support/fixtures.ts";
 import { type ChildAgent, spawnAgent } from "./support/agents.ts";
 import { writeEventsTable } from "./support/delta-tables.ts";
 import { startPlane, type TestPlane } from "./support/plane.ts";
 
-const FIXTURES = join(import.meta.dirname, "../../shared/fixtures/delta");
+const FIXTURES = DELTA_FIXTURES;
 const root = mkdtempSync(join(tmpdir(), "crunch-e2e-"));
 const S3_CREDENTIALS = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" };
 let s3: S3rver;

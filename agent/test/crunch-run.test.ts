@@ -23,8 +23,9 @@ import {
   type WriteIfAbsentResult,
   type WriteSource,
 } from "../src/store/index.ts";
+import { DELTA_FIXTURES } from "./support/fixtures.ts";
 
-const FIXTURES = join(import.meta.dirname, "../../../shared/fixtures/delta");
+const FIXTURES = DELTA_FIXTURES;
 const root = mkdtempSync(join(tmpdir(), "crunch-run-"));
 const engines: Engine[] = [];
 afterAll(() => {

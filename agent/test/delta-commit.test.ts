@@ -19,8 +19,9 @@ import {
 import { Engine, sqlList, sqlString } from "../src/engine/duckdb.ts";
 import { FileStore, type ObjectStore, storeFor } from "../src/store/index.ts";
 import { type ConditionalS3Server, startConditionalS3Server } from "./support/conditional-s3-server.ts";
+import { DELTA_FIXTURES } from "./support/fixtures.ts";
 
-const FIXTURES = "/work/shared/fixtures/delta";
+const FIXTURES = DELTA_FIXTURES;
 let engine: Engine;
 let scratch: string;
 

@@ -6,8 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadSnapshot, readerFeatures, writeRefusal, writerFeatures } from "../src/delta/index.ts";
 import { Engine } from "../src/engine/duckdb.ts";
 import { FileStore } from "../src/store/index.ts";
+import { DELTA_FIXTURES } from "./support/fixtures.ts";
 
-const FIXTURES = "/work/shared/fixtures/delta";
+const FIXTURES = DELTA_FIXTURES;
 
 /**
  * Every fixture table: "writable" when the agent may compact it, else a pattern its refusal must

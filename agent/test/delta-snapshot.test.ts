@@ -15,8 +15,9 @@ import {
 } from "../src/delta/index.ts";
 import { Engine, sqlList, sqlString } from "../src/engine/duckdb.ts";
 import { FileStore } from "../src/store/index.ts";
+import { DELTA_FIXTURES } from "./support/fixtures.ts";
 
-const FIXTURES = "/work/shared/fixtures/delta";
+const FIXTURES = DELTA_FIXTURES;
 let engine: Engine;
 let scratch: string;
 

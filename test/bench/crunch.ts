@@ -19,6 +19,7 @@ import { join } from "node:path";
 import { loadSnapshot } from "../../agent/src/delta/index.ts";
 import { Engine, sqlList, sqlString } from "../../agent/src/engine/index.ts";
 import { FileStore } from "../../agent/src/store/index.ts";
+import { DELTA_FIXTURES } from "../../agent/test/support/fixtures.ts";
 import { startNodeServer } from "../../control-plane/src/adapter/node-server.ts";
 import { spawnAgent } from "../support/agents.ts";
 import { writeEventsTable } from "../support/delta-tables.ts";
@@ -27,7 +28,7 @@ const DAYS = Number(process.env.BENCH_DAYS ?? 8);
 const FILES_PER_DAY = Number(process.env.BENCH_FILES_PER_DAY ?? 50);
 const ROWS_PER_FILE = Number(process.env.BENCH_ROWS_PER_FILE ?? 25_000);
 const MEMORY_LIMIT_MB = Number(process.env.BENCH_MEMORY_LIMIT_MB ?? 768);
-const FIXTURE = new URL("../../../shared/fixtures/delta/COVID-19_NYT/", import.meta.url).pathname;
+const FIXTURE = join(DELTA_FIXTURES, "COVID-19_NYT");
 const ADMIN_KEY = `lsk_${"b".repeat(40)}`;
 const MB = 1024 * 1024;
 
