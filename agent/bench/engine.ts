@@ -20,7 +20,6 @@ import {
   checksumFiles,
   compareChecksums,
   Engine,
-  pickClusterColumns,
   profileColumns,
   rewriteFiles,
   sqlList,
@@ -28,6 +27,7 @@ import {
   type TableColumn,
   tuneSettings,
 } from "../src/engine/index.ts";
+import { columnFacts, inferRecipe } from "../src/inspect/recipe.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -83,7 +83,11 @@ async function bench(engine: Engine, name: string, folder: string, scratch: stri
   );
   const columns: TableColumn[] = described.map((d) => ({ name: d.column_name, type: d.column_type }));
   // As onboarding does: the recipe's cluster columns come from a profile of a sample.
-  const clusterColumns = pickClusterColumns(await profileColumns(engine, files, columns));
+  const profiles = await profileColumns(engine, files, columns);
+  const clusterColumns = inferRecipe(
+    [],
+    columnFacts(profiles, (name) => deltaTypeOf(columns, name)),
+  ).cluster_columns;
   const phases: Record<string, number[]> = {};
   const phase = async <T>(name: string, body: () => Promise<T>): Promise<T> => {
     const t0 = performance.now();
@@ -183,4 +187,13 @@ try {
   );
 } finally {
   engine.close();
+}
+
+/** The Delta type name the recipe expects for a column the bench only knows by its DuckDB type. */
+function deltaTypeOf(columns: readonly TableColumn[], name: string): string {
+  const type = columns.find((c) => c.name === name)?.type ?? "";
+  if (type === "VARCHAR") return "string";
+  if (type === "DATE") return "date";
+  if (type.startsWith("TIMESTAMP")) return type.includes("TIME ZONE") ? "timestamp" : "timestamp_ntz";
+  return type.toLowerCase();
 }

@@ -2,14 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type ColumnProfile,
-  Engine,
-  pickClusterColumns,
-  pickEnumeratedColumns,
-  profileColumns,
-  sqlString,
-} from "../src/engine/index.ts";
+import { Engine, profileColumns, sqlString } from "../src/engine/index.ts";
 
 let dir: string;
 let engine: Engine;
@@ -20,16 +13,6 @@ beforeAll(async () => {
 afterAll(async () => {
   engine.close();
   await rm(dir, { recursive: true, force: true });
-});
-
-const profile = (name: string, type: string, approxDistinct: number, nullFraction = 0): ColumnProfile => ({
-  name,
-  type,
-  sampleRows: 10_000,
-  nullFraction,
-  approxDistinct,
-  min: null,
-  max: null,
 });
 
 describe("profileColumns", () => {
@@ -62,28 +45,5 @@ describe("profileColumns", () => {
     expect(day).toMatchObject({ min: "2024-01-01", max: "2024-01-10" });
     expect(day?.nullFraction).toBeCloseTo(0.25, 2);
     expect(tags).toMatchObject({ type: "BIGINT[]", min: null, max: null });
-  });
-});
-
-describe("column heuristics", () => {
-  const profiles = [
-    profile("event_time", "TIMESTAMP WITH TIME ZONE", 9_800),
-    profile("customer_id", "BIGINT", 4_000),
-    profile("country", "VARCHAR", 12),
-    profile("status", "VARCHAR", 4),
-    profile("is_test", "BOOLEAN", 2),
-    profile("comment", "VARCHAR", 9_000),
-    profile("legacy_id", "BIGINT", 500, 0.9),
-    profile("amount", "DECIMAL(12,2)", 20),
-  ];
-
-  it("picks timestamps, then id-like columns with many distinct values, as cluster candidates", () => {
-    expect(pickClusterColumns(profiles)).toEqual(["event_time", "customer_id"]);
-    expect(pickClusterColumns(profiles, 1)).toEqual(["event_time"]);
-  });
-
-  it("picks columns with few distinct values as enumerated, fewest first, ignoring decimals", () => {
-    expect(pickEnumeratedColumns(profiles)).toEqual(["is_test", "status", "country"]);
-    expect(pickEnumeratedColumns(profiles, 5)).toEqual(["is_test", "status"]);
   });
 });

@@ -13,6 +13,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, readdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { commitKey } from "../../agent/src/delta/log.ts";
 import { Engine, sqlString } from "../../agent/src/engine/duckdb.ts";
 
 export interface EventsTableOptions {
@@ -85,10 +86,6 @@ function addAction(path: string, size: number, partition: Record<string, string>
   };
 }
 
-function logKey(version: number): string {
-  return `_delta_log/${String(version).padStart(20, "0")}.json`;
-}
-
 /** Writes a new partitioned events table at `path` (a local folder) as version 0. */
 export async function writeEventsTable(path: string, options: EventsTableOptions): Promise<GeneratedTable> {
   const seed = options.seed ?? 7;
@@ -131,7 +128,7 @@ export async function writeEventsTable(path: string, options: EventsTableOptions
     },
   ];
   await writeFile(
-    join(path, logKey(0)),
+    join(path, commitKey(0)),
     `${[...header, ...actions].map((a) => JSON.stringify(a)).join("\n")}\n`,
     {
       flag: "wx",
@@ -171,7 +168,7 @@ export async function appendCommit(
   for (;;) {
     const version = (await latestVersion(path)) + 1;
     try {
-      await writeFile(join(path, logKey(version)), body, { flag: "wx" });
+      await writeFile(join(path, commitKey(version)), body, { flag: "wx" });
       return version;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;

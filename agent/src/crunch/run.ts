@@ -57,8 +57,8 @@ import {
 } from "../engine/index.ts";
 import type { JobContext } from "../registry.ts";
 import { JobError } from "../registry.ts";
-import type { ObjectStore } from "../store/index.ts";
-import { type PartitionPlan, partitionKey, planCrunch, WRITTEN_BY_TAG } from "./plan.ts";
+import { localPaths, type ObjectStore } from "../store/index.ts";
+import { type PartitionPlan, planCrunch, WRITTEN_BY_TAG } from "./plan.ts";
 
 export interface CrunchOptions {
   store: ObjectStore;
@@ -165,7 +165,12 @@ export async function runCrunch(
       await mkdir(binDir, { recursive: true });
       try {
         const inputs = await phases.time("download", () =>
-          localCopies(store, bin, join(binDir, "in"), signal),
+          localPaths(
+            store,
+            bin.map((f) => f.key),
+            join(binDir, "in"),
+            signal,
+          ),
         );
         const chosen: CrunchSettings =
           settings ??
@@ -275,27 +280,6 @@ async function earlierResult(store: ObjectStore, snapshot: Snapshot, version: nu
 }
 
 type PlannedFile = AddFile & { key: string };
-
-async function localCopies(
-  store: ObjectStore,
-  files: PlannedFile[],
-  dir: string,
-  signal: AbortSignal,
-): Promise<string[]> {
-  const paths: string[] = [];
-  for (const [i, file] of files.entries()) {
-    signal.throwIfAborted();
-    const inPlace = store.localFile?.(file.key);
-    if (inPlace) {
-      paths.push(inPlace);
-      continue;
-    }
-    const local = join(dir, `${i}.parquet`);
-    await store.download(file.key, local);
-    paths.push(local);
-  }
-  return paths;
-}
 
 async function rewriteBin(
   engine: Engine,
@@ -426,7 +410,7 @@ async function commitOutputs(
 
 function actionsOf(outputs: BinOutput[], settings: CrunchSettings | null) {
   const now = Date.now();
-  const tags = settings ? { [WRITTEN_BY_TAG]: describeSettings(settings) } : null;
+  const tags = settings ? { [WRITTEN_BY_TAG]: settingsTag(settings) } : null;
   return outputs.flatMap((o) => [
     ...o.removes.map((f) => ({ remove: removeFor(f, now) })),
     ...o.adds.map((a) => ({
@@ -442,7 +426,8 @@ function actionsOf(outputs: BinOutput[], settings: CrunchSettings | null) {
   ]);
 }
 
-export function describeSettings(s: CrunchSettings): string {
+/** The settings as the short tag files written with them carry (`zstd:3;rg=122880;sort=none;v1`). */
+function settingsTag(s: CrunchSettings): string {
   return [
     `${s.compression}${s.compression_level === null ? "" : `:${s.compression_level}`}`,
     `rg=${s.row_group_size}`,
@@ -548,5 +533,3 @@ class Phases {
 function sum(values: readonly number[]): number {
   return values.reduce((a, b) => a + b, 0);
 }
-
-export { partitionKey };

@@ -15,6 +15,7 @@
  *   on a sample before using it, so a poor guess costs nothing but a trial.
  */
 import type { OnboardingRecipeResult } from "@lakesmith/shared/jobs";
+import type { ColumnProfile } from "../engine/profile.ts";
 
 export const ENUM_MAX_DISTINCT = 100;
 /** An enumerated column's distinct values are at most this fraction of its non-null sampled values. */
@@ -51,6 +52,21 @@ const CALENDAR_PARTS: Record<string, { digits: string; max: number }> = {
   day: { digits: "DD", max: 31 },
   hour: { digits: "HH", max: 23 },
 };
+
+/** Facts from the engine's column profiles; `deltaTypeOf` names each column's Delta type. */
+export function columnFacts(
+  profiles: readonly ColumnProfile[],
+  deltaTypeOf: (column: string) => string,
+): ColumnFacts[] {
+  return profiles.map((p) => ({
+    name: p.name,
+    type: deltaTypeOf(p.name),
+    distinct: p.approxDistinct,
+    nonNull: Math.round(p.sampleRows * (1 - p.nullFraction)),
+    min: p.min,
+    max: p.max,
+  }));
+}
 
 export function inferRecipe(
   partitions: readonly PartitionFacts[],

@@ -7,13 +7,14 @@
  */
 import { join } from "node:path";
 import type { OnboardingPayload, OnboardingRecipeResult } from "@lakesmith/shared/jobs";
+import { partitionKey } from "../crunch/plan.ts";
 import { type AddFile, type DataType, dataFileLocation, loadSnapshot, writeRefusal } from "../delta/index.ts";
 import { duckdbColumns } from "../delta/schema.ts";
 import { Engine, profileColumns } from "../engine/index.ts";
 import type { JobContext } from "../registry.ts";
 import { JobError } from "../registry.ts";
-import type { ObjectStore } from "../store/index.ts";
-import { type ColumnFacts, inferRecipe, type PartitionFacts } from "./recipe.ts";
+import { localPaths, type ObjectStore } from "../store/index.ts";
+import { columnFacts, inferRecipe, type PartitionFacts } from "./recipe.ts";
 
 export const MAX_PARTITION_VALUES = 1000;
 export const SAMPLE_FILES = 8;
@@ -54,30 +55,16 @@ export async function runInspection(
     const sample = sampleFiles(snapshot.files, partitionColumns);
     ctx.progress({ phase: "profiling", sample_files: sample.length });
     const columns = duckdbColumns(schema, partitionColumns);
-    const paths: string[] = [];
-    for (const [i, file] of sample.entries()) {
-      ctx.signal.throwIfAborted();
+    // Files outside the table's root (a shallow clone's source) are not read.
+    const keys = sample.flatMap((file) => {
       const location = dataFileLocation(options.store, file);
-      if (!("key" in location)) continue; // outside the table's root (a shallow clone's source)
-      const inPlace = options.store.localFile?.(location.key);
-      if (inPlace) paths.push(inPlace);
-      else {
-        const local = join(ctx.scratchDir, "sample", `${i}.parquet`);
-        await options.store.download(location.key, local);
-        paths.push(local);
-      }
-    }
+      return "key" in location ? [location.key] : [];
+    });
+    const paths = await localPaths(options.store, keys, join(ctx.scratchDir, "sample"), ctx.signal);
     const profiles = paths.length
       ? await profileColumns(engine, paths, columns, { sampleRows: SAMPLE_ROWS, sampleFiles: SAMPLE_FILES })
       : [];
-    const facts: ColumnFacts[] = profiles.map((p) => ({
-      name: p.name,
-      type: typeOf.get(p.name) ?? "string",
-      distinct: p.approxDistinct,
-      nonNull: Math.round(p.sampleRows * (1 - p.nullFraction)),
-      min: p.min,
-      max: p.max,
-    }));
+    const facts = columnFacts(profiles, (name) => typeOf.get(name) ?? "string");
     return inferRecipe(partitions, facts);
   } finally {
     engine.close();
@@ -106,7 +93,7 @@ export function sampleFiles(files: readonly AddFile[], partitionColumns: readonl
   const byPartition = new Map<string, AddFile[]>();
   for (const file of files) {
     if (file.deletionVector) continue;
-    const key = partitionColumns.map((c) => file.partitionValues[c] ?? "").join("/");
+    const key = partitionKey(file.partitionValues, partitionColumns);
     const list = byPartition.get(key);
     if (list) list.push(file);
     else byPartition.set(key, [file]);

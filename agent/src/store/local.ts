@@ -70,3 +70,27 @@ export async function downloadObject(
   await replaceAtomically(resolve(localPath), await store.read(key));
   return info;
 }
+
+/**
+ * Local paths DuckDB can read for `keys`: a local store's own files in place, others downloaded
+ * into `dir` (as `0.parquet`, `1.parquet`, ...). Stops between files once `signal` is aborted.
+ */
+export async function localPaths(
+  store: Pick<ObjectStore, "localFile" | "download">,
+  keys: readonly string[],
+  dir: string,
+  signal?: AbortSignal,
+): Promise<string[]> {
+  const paths: string[] = [];
+  for (const [i, key] of keys.entries()) {
+    signal?.throwIfAborted();
+    const inPlace = store.localFile?.(key);
+    if (inPlace) paths.push(inPlace);
+    else {
+      const local = join(dir, `${i}.parquet`);
+      await store.download(key, local);
+      paths.push(local);
+    }
+  }
+  return paths;
+}
