@@ -98,7 +98,7 @@ export function createServices(deps: AppDeps): Services {
     onboarding,
     slots,
     crunch: new CrunchService(deps.db, clock, jobs, tables, config),
-    scheduler: new Scheduler(deps.db, clock, jobs),
+    scheduler: new Scheduler(deps.db, clock, jobs, config),
     hub,
     agentGateway: undefined,
     docsAssets: deps.docsAssets,

@@ -3,7 +3,14 @@
  * midnight UTC, missed ticks, disabled schedules, backfills, concurrent ticks, priority and the reaper.
  */
 import { ManualClock } from "@lakesmith/shared";
-import { backfillSlot, SCHEDULED_JOB_KINDS, scheduleDedupeKey, uriScheme } from "@lakesmith/shared/jobs";
+import {
+  backfillSlot,
+  CrunchPayloadSchema,
+  SCHEDULED_JOB_KINDS,
+  scheduleDedupeKey,
+  uriScheme,
+} from "@lakesmith/shared/jobs";
+import { PartitionExpirationPayloadSchema, VacuumPayloadSchema } from "@lakesmith/shared/maintenance";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Scheduler } from "../src/scheduler/scheduler.ts";
 import { startTestPlane, type TestPlane } from "./harness.ts";
@@ -103,6 +110,34 @@ describe("a daily schedule", () => {
       start: "2026-03-09",
       end: "2026-03-10",
     });
+    // What the agent parses: a lite, non-dry vacuum; an expiration with the platform's retention,
+    // counted back from the slot's date.
+    expect(VacuumPayloadSchema.parse((await jobsOf(vacuum.tableId))[0]?.payload)).toMatchObject({
+      mode: "lite",
+      dry_run: false,
+      schedule_id: vacuum.schedule.id,
+    });
+    expect(
+      PartitionExpirationPayloadSchema.parse((await jobsOf(expiration.tableId))[0]?.payload),
+    ).toMatchObject({ retention_days: 30, as_of: "2026-03-10", dry_run: false, validate: false });
+  });
+
+  it("puts the platform's settings into the payloads it fires: mutation interval, expiration retention", async () => {
+    at("2026-03-10T00:00:00Z");
+    const put = await admin("PUT", "/api/v1/config", {
+      mutation_interval_threshold_minutes: 30,
+      default_partition_expiration_days: 90,
+    });
+    expect(put.status).toBe(200);
+    const crunch = await scheduled(daily("00:10", 1, 0));
+    const expiration = await scheduled(daily("00:10", 1, 0), { jobType: "partition_expiration" });
+    at("2026-03-10T00:10:00Z");
+    await tick();
+    expect(CrunchPayloadSchema.parse((await jobsOf(crunch.tableId))[0]?.payload)).toMatchObject({
+      mutation_interval_minutes: 30,
+    });
+    expect((await jobsOf(expiration.tableId))[0]?.payload).toMatchObject({ retention_days: 90 });
+    expect((await jobsOf(expiration.tableId))[0]?.payload).not.toHaveProperty("mutation_interval_minutes");
   });
 });
 
@@ -236,7 +271,7 @@ describe("concurrent ticks", () => {
     at("2026-11-01T00:00:00Z");
     const tables = await Promise.all([1, 2, 3].map(() => scheduled(daily("00:30"))));
     at("2026-11-01T00:31:00Z");
-    const second = new Scheduler(plane.services.db, clock, plane.services.jobs, 1);
+    const second = new Scheduler(plane.services.db, clock, plane.services.jobs, plane.services.config, 1);
     const [a, b] = await Promise.all([tick(), second.tick()]);
     expect(a.fired + b.fired).toBe(3);
     for (const { tableId } of tables) expect(await jobsOf(tableId)).toHaveLength(1);
@@ -261,7 +296,7 @@ describe("concurrent ticks", () => {
     at("2026-11-03T00:00:00Z");
     const tables = await Promise.all([1, 2, 3, 4, 5].map(() => scheduled(daily("00:45"))));
     at("2026-11-03T01:00:00Z");
-    const small = new Scheduler(plane.services.db, clock, plane.services.jobs, 2);
+    const small = new Scheduler(plane.services.db, clock, plane.services.jobs, plane.services.config, 2);
     const result = await small.tick();
     expect(result.fired).toBe(5);
     for (const { tableId } of tables) expect(await jobsOf(tableId)).toHaveLength(1);

@@ -77,21 +77,49 @@ function dueCte(now: Date, limit: number, payload: boolean): SQL {
   )`;
 }
 
+/**
+ * Platform settings a scheduled job's payload carries, read once per tick: a crunch's mutation
+ * interval (null: unset) and the retention of a partition expiration.
+ */
+export interface FireSettings {
+  mutationIntervalMinutes: number | null;
+  partitionRetentionDays: number;
+}
+
+/**
+ * The kind-specific fields of a payload, added to the common ones with `json_set`: crunch gets
+ * the mutation interval when one is set (the agent takes cluster columns from the recipe);
+ * partition expiration its retention and the day it counts back from, the slot's date (a
+ * backfill's slot is no date: the agent's day then).
+ */
+function kindFields(payload: SQL, settings: FireSettings): SQL {
+  const crunch =
+    settings.mutationIntervalMinutes === null
+      ? payload
+      : sql`json_set(${payload}, '$.mutation_interval_minutes', ${literal(settings.mutationIntervalMinutes)})`;
+  const expiration = sql`json_set(${payload}, '$.retention_days', ${literal(settings.partitionRetentionDays)},
+      '$.as_of', case when due.schedule_type = 'daily' then due.slot end)`;
+  return sql`case due.job_type when 'crunch' then ${crunch} when 'partition_expiration' then ${expiration} else ${payload} end`;
+}
+
 /** Queues the jobs of the chunk's unfired slots. */
-export function insertJobs(now: Date, limit: number): SQL {
+export function insertJobs(now: Date, limit: number, settings: FireSettings): SQL {
   const t = literal(now.getTime());
   const daily = sql`due.schedule_type = 'daily'`;
-  const payload = sql`json_object(
+  const common = sql`json_object(
       'table_id', due.table_id, 'uri', due.uri, 'format', due.format, 'schedule_id', due.id,
       'date_range', json_object(
         'start', case when ${daily} then date(due.slot, '-' || due.lookback_start || ' days') else due.backfill_start_date end,
         'end', case when ${daily} then date(due.slot, '-' || due.lookback_end || ' days') else due.backfill_end_date end),
       'slot', due.slot, 'target_file_size_mb', due.target_file_size_mb, 'recipe', json(due.recipe))`;
+  const payload = kindFields(
+    sql`case when ${daily} then ${common} else json_set(${common}, '$.backfill_col', due.backfill_col) end`,
+    settings,
+  );
   return sql`with ${dueCte(now, limit, true)}
     insert into jobs (id, kind, table_id, priority, payload, requires, dedupe_key, trigger, schedule_id,
                       not_before, created_at, updated_at)
-    select ${jobId}, due.job_type, due.table_id, due.priority,
-           case when ${daily} then ${payload} else json_set(${payload}, '$.backfill_col', due.backfill_col) end,
+    select ${jobId}, due.job_type, due.table_id, due.priority, ${payload},
            json_array(lower(substr(due.uri, 1, instr(due.uri, '://') - 1))),
            'schedule:' || due.id || ':' || due.slot, 'schedule', due.id, ${t}, ${t}, ${t}
     from due

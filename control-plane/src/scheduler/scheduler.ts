@@ -21,9 +21,10 @@
  * most that many daily schedules due.
  */
 import type { Clock } from "@lakesmith/shared";
+import type { ConfigService } from "../config/service.ts";
 import type { Db } from "../db/index.ts";
 import type { JobService } from "../jobs/service.ts";
-import { anyDue, insertJobs, moveOn } from "./fire.ts";
+import { anyDue, type FireSettings, insertJobs, moveOn } from "./fire.ts";
 
 export interface TickResult {
   /** Due schedules moved on by this tick. */
@@ -38,6 +39,7 @@ export class Scheduler {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly jobs: JobService,
+    private readonly config: ConfigService,
     /**
      * Due schedules per transaction. Each commit of a big chunk also runs a WAL checkpoint on
      * Node, so fewer, larger chunks made a 95,000-schedule tick about a quarter faster than 5,000;
@@ -51,12 +53,17 @@ export class Scheduler {
     let due = 0;
     let fired = 0;
     if (await anyDue(this.db, now)) {
+      const { values } = await this.config.get();
+      const settings: FireSettings = {
+        mutationIntervalMinutes: values.mutation_interval_threshold_minutes,
+        partitionRetentionDays: values.default_partition_expiration_days,
+      };
       for (;;) {
         // One transaction per chunk: the jobs and the schedules' move on commit together, so a tick
         // that dies leaves the chunk due and the next tick fires it; a concurrent tick waits for
         // the commit and then finds the chunk moved on.
         const [inserted, moved] = await this.db.batch([
-          this.db.run(insertJobs(now, this.chunkSize)),
+          this.db.run(insertJobs(now, this.chunkSize, settings)),
           this.db.run(moveOn(now, this.chunkSize)),
         ]);
         fired += changes(inserted);
