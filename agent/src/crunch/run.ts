@@ -181,6 +181,9 @@ export async function runCrunch(
                   inputs,
                   columns,
                   clusterColumns: cluster,
+                  enumeratedColumns: (payload.recipe?.enumerated_columns ?? []).filter((c) =>
+                    columns.some((col) => col.name === c),
+                  ),
                   allowParquetV2: payload.parquet_v2 ?? false,
                   scratchDir: join(binDir, "tune"),
                 }),
