@@ -142,6 +142,13 @@ export const SETTINGS = {
     unit: "days",
     description: "Default partition expiration of new policies.",
   }),
+  pending_deletion_grace_hours: def({
+    schema: z.number().int().min(0).max(8760),
+    default: 24,
+    unit: "hours",
+    description:
+      "How long a pending deletion stays recoverable at least: hard-delete picks a vacuum's record this long after the vacuum ended, and an expired partition's record this long after the expiration ended or once the table's own retention has passed since the commit, whichever is later. Applies to records created after a change.",
+  }),
 } as const;
 
 export type SettingKey = keyof typeof SETTINGS;

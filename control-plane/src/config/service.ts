@@ -9,7 +9,7 @@
  * spec allows 60 s for TTL changes to reach new tokens).
  */
 import { type Clock, systemClock } from "@lakesmith/shared";
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
 import { settings } from "../db/schema.ts";
 import { ApiError, type FieldError } from "../http/problem.ts";
@@ -79,6 +79,18 @@ export class ConfigService {
     this.cached = undefined;
     return this.get();
   }
+}
+
+type NumericKey = { [K in SettingKey]: Config[K] extends number ? K : never }[SettingKey];
+
+/**
+ * A numeric setting's current value as a SQL expression, for statements that must read it in their
+ * own transaction without a round trip first (finish hooks build their statements synchronously).
+ *
+ * @example db.update(t).set({ eligibleAt: sql`${now} + ${settingSql("pending_deletion_grace_hours")} * 3600000` })
+ */
+export function settingSql(key: NumericKey): SQL {
+  return sql`coalesce((select json_extract(${settings.value}, '$') from ${settings} where ${settings.key} = ${key}), ${DEFAULT_CONFIG[key]})`;
 }
 
 /** Rules that span fields: both refresh-token TTLs must exceed the access-token TTL. */

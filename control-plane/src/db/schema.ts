@@ -5,6 +5,8 @@
  * Timestamps are integer epoch milliseconds; JSON columns are text. The same schema runs on an
  * embedded libSQL file, a remote libSQL server and Cloudflare D1.
  */
+
+import type { ExpiredFile, VacuumMode } from "@lakesmith/shared/maintenance";
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
@@ -283,10 +285,90 @@ export const agents = sqliteTable("agents", {
   lastSeenAt: integer("last_seen_at", { mode: "timestamp_ms" }),
 });
 
+// ---------------------------------------------------------------------------------------------
+// Pending deletions (document 1, "Pending deletions"; `pending-deletions/`)
+
+/**
+ * PENDING_DELETE: proposed by a vacuum or an expiration, recoverable, hard-deleted once eligible.
+ * RECOVERING: a recover job is putting the file back into the table (expired partitions only).
+ * RECOVERED: kept for good; never hard-deleted, and vacuum never proposes its path again.
+ * DELETING: claimed by a hard-delete job. DELETED: the file is gone (or was already absent).
+ * RETAINED: hard-delete found the file referenced by the table again and kept it; never deleted.
+ */
+export const PENDING_DELETION_STATUSES = [
+  "PENDING_DELETE",
+  "RECOVERING",
+  "RECOVERED",
+  "DELETING",
+  "DELETED",
+  "RETAINED",
+] as const;
+export type PendingDeletionStatus = (typeof PENDING_DELETION_STATUSES)[number];
+/** Statuses in which a file may still be deleted: one record per (table, path) at most. */
+export const LIVE_DELETION_STATUSES = ["PENDING_DELETE", "RECOVERING", "DELETING"] as const;
+export const DELETION_ACTION_TYPES = ["vacuum", "partition_expiration"] as const;
+export type DeletionActionType = (typeof DELETION_ACTION_TYPES)[number];
+export const DELETION_REASONS = ["tombstone", "orphan", "expired_partition"] as const;
+export type DeletionReason = (typeof DELETION_REASONS)[number];
+export const DELETION_VACUUM_MODES = ["lite", "full"] as const satisfies readonly VacuumMode[];
+
+/**
+ * One file a vacuum or a partition expiration proposed for deletion. Rows are written by the
+ * finish hooks of those jobs, set-based, and never deleted: a DELETED row is the audit of the
+ * delete. No foreign key: like jobs, the records outlive their table.
+ */
+export const pendingDeletions = sqliteTable(
+  "pending_deletions",
+  {
+    id: text("id").primaryKey(),
+    tableId: text("table_id").notNull(),
+    /** The vacuum or partition_expiration job that proposed the file. */
+    sourceJobId: text("source_job_id").notNull(),
+    actionType: text("action_type", { enum: DELETION_ACTION_TYPES }).notNull(),
+    /** The vacuum's mode; null for expiration records. */
+    vacuumMode: text("vacuum_mode", { enum: DELETION_VACUUM_MODES }),
+    reason: text("reason", { enum: DELETION_REASONS }).notNull(),
+    /** Store key relative to the table's root, decoded (`date=2026-01-01/part-0.parquet`). */
+    path: text("path").notNull(),
+    sizeBytes: integer("size_bytes").notNull(),
+    /** `col=value` of the expired partition; null for vacuum records. */
+    partition: text("partition"),
+    /** Expiration records: the file's `add` action, what a recover commits again. */
+    file: text("file", { mode: "json" }).$type<ExpiredFile>(),
+    status: text("status", { enum: PENDING_DELETION_STATUSES }).notNull().default("PENDING_DELETE"),
+    /** Hard-delete picks the record from this time on. */
+    eligibleAt: integer("eligible_at", { mode: "timestamp_ms" }).notNull(),
+    createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+    recoveredAt: integer("recovered_at", { mode: "timestamp_ms" }),
+    recoverReason: text("recover_reason"),
+    recoveredBy: text("recovered_by"),
+    recoverJobId: text("recover_job_id"),
+    hardDeleteJobId: text("hard_delete_job_id"),
+    deletedAt: integer("deleted_at", { mode: "timestamp_ms" }),
+    /** Why the record is where it is, when that is not obvious (a failed delete, a retained file). */
+    note: text("note"),
+  },
+  (t) => [
+    uniqueIndex("pending_deletions_live_path_idx")
+      .on(t.tableId, t.path)
+      .where(sql`${t.status} in ('PENDING_DELETE', 'RECOVERING', 'DELETING')`),
+    index("pending_deletions_recovered_path_idx").on(t.tableId, t.path).where(sql`${t.status} = 'RECOVERED'`),
+    index("pending_deletions_due_idx").on(t.status, t.eligibleAt, t.id),
+    index("pending_deletions_table_due_idx").on(t.tableId, t.status, t.eligibleAt, t.id),
+    index("pending_deletions_created_idx").on(t.createdAt, t.id),
+    index("pending_deletions_status_created_idx").on(t.status, t.createdAt, t.id),
+    index("pending_deletions_table_created_idx").on(t.tableId, t.createdAt, t.id),
+    index("pending_deletions_source_idx").on(t.sourceJobId, t.createdAt, t.id),
+    index("pending_deletions_hard_delete_idx").on(t.hardDeleteJobId),
+  ],
+);
+
 export type LakeTable = typeof lakeTables.$inferSelect;
 export type Schedule = typeof schedules.$inferSelect;
 export type Job = typeof jobs.$inferSelect;
 export type Agent = typeof agents.$inferSelect;
+export type PendingDeletion = typeof pendingDeletions.$inferSelect;
 
 export type User = typeof users.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;
