@@ -32,15 +32,16 @@ import { CrunchResultSchema, DEFAULT_TARGET_FILE_SIZE_MB } from "@lakesmith/shar
 import {
   type AddFile,
   addFor,
-  type CommitRecord,
   ConflictError,
   commit,
   dataFileLocation,
   duckdbColumns,
   findJobCommit,
   JOB_ID_FIELD,
+  JOB_RESULT_FIELD,
   loadSnapshot,
-  readCommit,
+  OWN_COMMIT_LOOKBACK,
+  recordedJobResult,
   removeFor,
   type Snapshot,
   writeRefusal,
@@ -69,13 +70,6 @@ export interface CrunchOptions {
 
 const MB = 1024 * 1024;
 const DEFAULT_MAX_BIN_BYTES = 1024 * MB;
-/** The commitInfo key that carries the job's result, so a retried job can answer with it. */
-const RESULT_KEY = "lakesmithResult";
-/**
- * How many versions back a retried job looks for its own earlier commit. A retry comes within
- * minutes of the attempt it repeats; only a table committed to this often in between could hide one.
- */
-const OWN_COMMIT_LOOKBACK = 1000;
 
 interface BinOutput {
   partition: string;
@@ -272,9 +266,7 @@ function lastForeignCommitAt(snapshot: Snapshot): number | null {
 
 /** The result a job recorded in its earlier commit, so a retry reports what that attempt did. */
 async function earlierResult(store: ObjectStore, snapshot: Snapshot, version: number): Promise<CrunchResult> {
-  const record: CommitRecord =
-    snapshot.commits.find((c) => c.version === version) ?? (await readCommit(store, version, 0));
-  const parsed = CrunchResultSchema.safeParse(record.commitInfo?.[RESULT_KEY]);
+  const parsed = CrunchResultSchema.safeParse(await recordedJobResult(store, snapshot, version));
   if (!parsed.success)
     throw new JobError(`this job already committed version ${version}, without a readable result`, {
       retryable: false,
@@ -391,7 +383,7 @@ async function commitOutputs(
           numRemovedBytes: String(provisional.bytes_before),
           numAddedBytes: String(provisional.bytes_after),
         },
-        commitInfo: { [RESULT_KEY]: { ...provisional, committed_version: null } },
+        commitInfo: { [JOB_RESULT_FIELD]: { ...provisional, committed_version: null } },
         engine,
         scratchDir: join(ctx.scratchDir, "commit"),
       });

@@ -27,6 +27,13 @@ import { type CommitRecord, loadSnapshot, readCommit, readCommits, type Snapshot
 
 /** The `commitInfo` field that names the Lakesmith job that made a commit. */
 export const JOB_ID_FIELD = "lakesmithJobId";
+/** The `commitInfo` field that carries the job's result, so a retried job can answer with it. */
+export const JOB_RESULT_FIELD = "lakesmithResult";
+/**
+ * How many versions back a retried job looks for its own earlier commit. A retry comes within
+ * minutes of the attempt it repeats; only a table committed to this often in between could hide one.
+ */
+export const OWN_COMMIT_LOOKBACK = 1000;
 
 /** A concurrent commit invalidated this one; re-plan from a fresh snapshot and try again. */
 export class ConflictError extends Error {
@@ -232,4 +239,17 @@ function runs(versions: number[]): [number, number][] {
     else out.push([v, v]);
   }
   return out;
+}
+
+/**
+ * What the job that made the commit at `version` recorded under `JOB_RESULT_FIELD`; undefined when
+ * it recorded nothing. The snapshot's own commits are used when they hold the version.
+ */
+export async function recordedJobResult(
+  store: ObjectStore,
+  snapshot: Pick<Snapshot, "commits">,
+  version: number,
+): Promise<unknown> {
+  const record = snapshot.commits.find((c) => c.version === version) ?? (await readCommit(store, version, 0));
+  return record.commitInfo?.[JOB_RESULT_FIELD];
 }

@@ -1,12 +1,27 @@
 /**
- * Job kinds that work on tables: `onboarding` (inspection), `crunch` and `optimize`. Each opens the
- * table's store from its URI with the agent's S3 settings; the allow list has checked the URI before
- * a handler runs.
+ * Job kinds that work on tables: `onboarding` (inspection), `crunch` and `optimize`, and the
+ * deleting jobs `vacuum`, `partition_expiration`, `recover` and `hard_delete` (`maintenance/`). Each
+ * opens the table's store from its URI with the agent's S3 settings; the allow list has checked the
+ * URI before a handler runs.
  */
 import { CrunchPayloadSchema, OnboardingPayloadSchema } from "@lakesmith/shared/jobs";
+import {
+  HARD_DELETE_KIND,
+  HardDeletePayloadSchema,
+  PARTITION_EXPIRATION_KIND,
+  PartitionExpirationPayloadSchema,
+  RECOVER_KIND,
+  RecoverPayloadSchema,
+  VACUUM_KIND,
+  VacuumPayloadSchema,
+} from "@lakesmith/shared/maintenance";
 import type { AgentConfig } from "../config.ts";
 import { runCrunch } from "../crunch/run.ts";
 import { runInspection } from "../inspect/run.ts";
+import { runPartitionExpiration } from "../maintenance/expire.ts";
+import { runHardDelete } from "../maintenance/hard-delete.ts";
+import { runRecover } from "../maintenance/recover.ts";
+import { runVacuum } from "../maintenance/vacuum.ts";
 import { defineHandler, type JobHandler } from "../registry.ts";
 import { type ObjectStore, type StoreOptions, storeFor } from "../store/index.ts";
 
@@ -29,6 +44,7 @@ export function storeOptions(config: TableHandlerConfig): StoreOptions {
 export function tableHandlers(config: TableHandlerConfig): JobHandler[] {
   const options = storeOptions(config);
   const store = (uri: string): ObjectStore => storeFor(uri, options);
+  const maintenance = (uri: string) => ({ store: store(uri), memoryLimitMb: config.memory_limit_mb });
   const crunchOf = (kind: "crunch" | "optimize") =>
     defineHandler({
       kind,
@@ -47,5 +63,29 @@ export function tableHandlers(config: TableHandlerConfig): JobHandler[] {
     }),
     crunchOf("crunch"),
     crunchOf("optimize"),
+    defineHandler({
+      kind: VACUUM_KIND,
+      payload: VacuumPayloadSchema,
+      locations: (payload) => [payload.uri],
+      run: async (ctx) => runVacuum(ctx, maintenance(ctx.payload.uri)),
+    }),
+    defineHandler({
+      kind: PARTITION_EXPIRATION_KIND,
+      payload: PartitionExpirationPayloadSchema,
+      locations: (payload) => [payload.uri],
+      run: async (ctx) => runPartitionExpiration(ctx, maintenance(ctx.payload.uri)),
+    }),
+    defineHandler({
+      kind: RECOVER_KIND,
+      payload: RecoverPayloadSchema,
+      locations: (payload) => [payload.uri],
+      run: async (ctx) => runRecover(ctx, maintenance(ctx.payload.uri)),
+    }),
+    defineHandler({
+      kind: HARD_DELETE_KIND,
+      payload: HardDeletePayloadSchema,
+      locations: (payload) => [payload.uri],
+      run: async (ctx) => runHardDelete(ctx, maintenance(ctx.payload.uri)),
+    }),
   ];
 }
