@@ -96,14 +96,14 @@ export async function loadSnapshot(
   const state = new LogState();
   if (checkpointVersion !== null) {
     const parts = listing.checkpoints.get(checkpointVersion) ?? [];
-    for (const action of await readCheckpoint(store, engine, parts, options.scratchDir)) {
+    await readCheckpoint(store, engine, parts, options.scratchDir, (action) => {
       if ("sidecar" in action)
         throw new DeltaLogError(
           "unsupported",
           `checkpoint ${checkpointVersion} is a V2 checkpoint with sidecar files, which the agent does not read`,
         );
       state.apply(action);
-    }
+    });
   }
   const commits = await readCommits(store, listing, first, target);
   for (const commit of commits) for (const action of commit.actions) state.apply(action);
@@ -175,19 +175,24 @@ function missingCommit(listing: LogListing, version: number, target: number): De
   );
 }
 
+/** Hands every action of a checkpoint to `apply`, in file order, a chunk of rows at a time. */
 async function readCheckpoint(
   store: ObjectStore,
   engine: Engine,
   parts: readonly ObjectInfo[],
   scratchDir: string,
-): Promise<Action[]> {
+  apply: (action: Action) => void,
+): Promise<void> {
   const id = randomUUID();
   const local = parts.map((_, i) => join(scratchDir, `checkpoint-${id}-${i}.parquet`));
   await mkdir(scratchDir, { recursive: true });
   try {
     await Promise.all(parts.map((p, i) => store.download(p.key, local[i] as string)));
-    const raw = await readCheckpointActions(engine, local);
-    return raw.map(parseAction).filter((a): a is Action => a !== undefined);
+    for await (const raw of readCheckpointActions(engine, local))
+      for (const json of raw) {
+        const action = parseAction(json);
+        if (action) apply(action);
+      }
   } finally {
     await Promise.all(local.map((path) => rm(path, { force: true })));
   }

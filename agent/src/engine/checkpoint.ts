@@ -23,29 +23,33 @@ const ACTION_COLUMNS = [
   "checkpointMetadata",
 ] as const;
 
-/** The action rows of checkpoint Parquet files (local paths), as log JSON objects. */
-export async function readCheckpointActions(
+/**
+ * The action rows of checkpoint Parquet files (local paths), as log JSON objects, a chunk of rows at
+ * a time: a checkpoint of a large table is never held whole as JSON text.
+ */
+export async function* readCheckpointActions(
   engine: Engine,
   files: readonly string[],
-): Promise<Record<string, unknown>[]> {
+): AsyncIterable<Record<string, unknown>[]> {
   const source = `read_parquet(${sqlList(files)}, union_by_name = true)`;
   const described = await engine.query<{ column_name: string }>(`DESCRIBE SELECT * FROM ${source}`);
   const present = new Set(described.map((c) => c.column_name));
   const columns = ACTION_COLUMNS.filter((c) => present.has(c));
-  if (columns.length === 0) return [];
+  if (columns.length === 0) return;
   const select = columns.map((c) => `to_json(${sqlIdent(c)}) AS ${sqlIdent(c)}`).join(", ");
   const where = columns.map((c) => `${sqlIdent(c)} IS NOT NULL`).join(" OR ");
-  const rows = await engine.query<Record<string, string | null>>(
+  for await (const rows of engine.queryChunks<Record<string, string | null>>(
     `SELECT ${select} FROM ${source} WHERE ${where}`,
-  );
-  const actions: Record<string, unknown>[] = [];
-  for (const row of rows) {
-    for (const column of columns) {
-      const value = row[column];
-      if (value !== null && value !== undefined) actions.push({ [column]: JSON.parse(value) });
+  )) {
+    const actions: Record<string, unknown>[] = [];
+    for (const row of rows) {
+      for (const column of columns) {
+        const value = row[column];
+        if (value !== null && value !== undefined) actions.push({ [column]: JSON.parse(value) });
+      }
     }
+    yield actions;
   }
-  return actions;
 }
 
 const MAP = "MAP(VARCHAR, VARCHAR)";

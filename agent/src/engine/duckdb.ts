@@ -73,6 +73,18 @@ export class Engine {
     return reader.getRowObjectsJson() as T[];
   }
 
+  /**
+   * Runs a query and yields its rows a chunk at a time (DuckDB's vector size, 2,048 rows), as
+   * `query` types them, so a large result is never held whole in JavaScript.
+   */
+  async *queryChunks<T = Record<string, unknown>>(
+    sql: string,
+    params?: Record<string, DuckDBValue> | DuckDBValue[],
+  ): AsyncIterable<T[]> {
+    const result = await this.connection.stream(sql, params);
+    for await (const rows of result.yieldRowObjectJson()) yield rows as T[];
+  }
+
   close(): void {
     this.connection.closeSync();
     this.instance.closeSync();
