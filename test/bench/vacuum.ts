@@ -79,11 +79,12 @@ function child(plan: string, path: string): Measured {
 
 async function measure(plan: string, path: string): Promise<void> {
   const store = new FileStore(path);
+  const scratch = mkdtempSync(join(tmpdir(), "lakesmith-bench-scratch-"));
   const ctx = <P>(kind: string, payload: P): JobContext<P> => ({
     job: { id: `bench-${kind}`, kind, fence: 1, attempt: 1, priority: "P2", table_id: "bench", payload: {} },
     payload,
     signal: new AbortController().signal,
-    scratchDir: mkdtempSync(join(tmpdir(), "lakesmith-bench-scratch-")),
+    scratchDir: scratch,
     progress: () => {},
     log: pino({ level: "silent" }),
   });
@@ -113,6 +114,7 @@ async function measure(plan: string, path: string): Promise<void> {
     summary = `${result.partitions.length} partitions, ${result.files_count} files before ${result.cutoff_date}`;
   }
   const seconds = (performance.now() - t0) / 1000;
+  rmSync(scratch, { recursive: true, force: true });
   const names = { vacuum: "vacuum plan (full)", expire: "expiration plan (dry run)" };
   const row: Measured = { plan: names[plan as keyof typeof names], seconds, peakRssMb: peakRssMb(), summary };
   console.log(JSON.stringify(row));
