@@ -24,10 +24,10 @@ CREATE TABLE `pending_deletions` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `pending_deletions_live_path_idx` ON `pending_deletions` (`table_id`,`path`) WHERE "pending_deletions"."status" in ('PENDING_DELETE', 'RECOVERING', 'DELETING');--> statement-breakpoint
 CREATE INDEX `pending_deletions_recovered_path_idx` ON `pending_deletions` (`table_id`,`path`) WHERE "pending_deletions"."status" = 'RECOVERED';--> statement-breakpoint
-CREATE INDEX `pending_deletions_due_idx` ON `pending_deletions` (`status`,`eligible_at`,`id`);--> statement-breakpoint
-CREATE INDEX `pending_deletions_table_due_idx` ON `pending_deletions` (`table_id`,`status`,`eligible_at`,`id`);--> statement-breakpoint
-CREATE INDEX `pending_deletions_created_idx` ON `pending_deletions` (`created_at`,`id`);--> statement-breakpoint
-CREATE INDEX `pending_deletions_status_created_idx` ON `pending_deletions` (`status`,`created_at`,`id`);--> statement-breakpoint
-CREATE INDEX `pending_deletions_table_created_idx` ON `pending_deletions` (`table_id`,`created_at`,`id`);--> statement-breakpoint
-CREATE INDEX `pending_deletions_source_idx` ON `pending_deletions` (`source_job_id`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `pending_deletions_due_idx` ON `pending_deletions` (`status`,`eligible_at`);--> statement-breakpoint
+CREATE INDEX `pending_deletions_table_due_idx` ON `pending_deletions` (`table_id`,`status`,`eligible_at`);--> statement-breakpoint
+CREATE INDEX `pending_deletions_created_idx` ON `pending_deletions` (`created_at`);--> statement-breakpoint
+CREATE INDEX `pending_deletions_status_created_idx` ON `pending_deletions` (`status`,`created_at`);--> statement-breakpoint
+CREATE INDEX `pending_deletions_table_created_idx` ON `pending_deletions` (`table_id`,`created_at`);--> statement-breakpoint
+CREATE INDEX `pending_deletions_source_idx` ON `pending_deletions` (`source_job_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `pending_deletions_hard_delete_idx` ON `pending_deletions` (`hard_delete_job_id`);

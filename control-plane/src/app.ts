@@ -20,11 +20,14 @@ import { handleError, problemResponse } from "./http/problem.ts";
 import { newRouter } from "./http/router.ts";
 import { jobRoutes } from "./jobs/routes.ts";
 import { onboardingRoutes } from "./onboarding/routes.ts";
+import { partitionExpirationRoutes } from "./partition-expiration/routes.ts";
+import { pendingDeletionRoutes } from "./pending-deletions/routes.ts";
 import { scheduleRoutes } from "./schedules/routes.ts";
 import { type AppDeps, createServices, type Services } from "./services.ts";
 import { slotRoutes } from "./slots/routes.ts";
 import { tableRoutes } from "./tables/routes.ts";
 import { userRoutes } from "./users/routes.ts";
+import { vacuumRoutes } from "./vacuum/routes.ts";
 
 /** Request bodies above this size get 413. */
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
@@ -66,6 +69,9 @@ export function buildApp(services: Services) {
   app.route("/", onboardingRoutes);
   app.route("/", slotRoutes);
   app.route("/", crunchRoutes);
+  app.route("/", vacuumRoutes);
+  app.route("/", partitionExpirationRoutes);
+  app.route("/", pendingDeletionRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

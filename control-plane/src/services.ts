@@ -15,11 +15,16 @@ import { FeatureFlagService } from "./feature-flags/service.ts";
 import { HealthService } from "./health/service.ts";
 import { DEFAULT_LEASE_TIMINGS, JobService, type LeaseTimings } from "./jobs/service.ts";
 import { OnboardingService } from "./onboarding/service.ts";
+import { PartitionExpirationService } from "./partition-expiration/service.ts";
+import { HardDeleteService } from "./pending-deletions/hard-delete.ts";
+import { recordDeletions } from "./pending-deletions/record.ts";
+import { PendingDeletionService } from "./pending-deletions/service.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
 import { ScheduleService } from "./schedules/service.ts";
 import { SlotService } from "./slots/service.ts";
 import { TableService } from "./tables/service.ts";
 import { UserService } from "./users/service.ts";
+import { VacuumService } from "./vacuum/service.ts";
 
 /** What `createApp` needs from its runtime. */
 export interface AppDeps {
@@ -62,6 +67,10 @@ export interface Services {
   onboarding: OnboardingService;
   slots: SlotService;
   crunch: CrunchService;
+  vacuum: VacuumService;
+  partitionExpiration: PartitionExpirationService;
+  pendingDeletions: PendingDeletionService;
+  hardDelete: HardDeleteService;
   scheduler: Scheduler;
   hub: Hub;
   agentGateway: AgentGateway | undefined;
@@ -82,6 +91,8 @@ export function createServices(deps: AppDeps): Services {
   const onboarding = new OnboardingService(deps.db, clock, jobs);
   const tables = new TableService(deps.db, clock, jobs, onboarding);
   const slots = new SlotService(deps.db, config);
+  recordDeletions(deps.db, jobs);
+  const pendingDeletions = new PendingDeletionService(deps.db, clock, jobs, tables);
   const services: Services = {
     db: deps.db,
     clock,
@@ -98,6 +109,10 @@ export function createServices(deps: AppDeps): Services {
     onboarding,
     slots,
     crunch: new CrunchService(deps.db, clock, jobs, tables, config),
+    vacuum: new VacuumService(deps.db, jobs, tables, pendingDeletions),
+    partitionExpiration: new PartitionExpirationService(deps.db, clock, jobs, tables, config),
+    pendingDeletions,
+    hardDelete: new HardDeleteService(deps.db, clock, jobs, tables),
     scheduler: new Scheduler(deps.db, clock, jobs, config),
     hub,
     agentGateway: undefined,

@@ -36,6 +36,10 @@ const RESOURCE_GROUPS: [RegExp, string][] = [
   [/^\/api\/v1\/feature-flags(\/|$)/, "config"],
   [/^\/api\/v1\/tables\/[^/]+\/schedule$/, "schedules"],
   [/^\/api\/v1\/tables\/[^/]+\/crunch$/, "crunch"],
+  [/^\/api\/v1\/tables\/[^/]+\/(vacuum|partition-expiration)(\/|$)/, "vacuum"],
+  // Hard-delete is the one call that deletes files for good: it needs deletions:write, not vacuum:write.
+  [/^\/api\/v1\/vacuum\/hard-delete$/, "deletions"],
+  [/^\/api\/v1\/pending-deletions(\/|$)/, "deletions"],
   [/^\/api\/v1\/slots\//, "schedules"],
   [/^\/api\/v1\/(tables|onboarding)(\/|$)/, "tables"],
   [/^\/api\/v1\/api-keys(\/|$)/, "admin"],

@@ -1,0 +1,127 @@
+/**
+ * Jobs of one kind on a table that must not overlap (vacuum, partition expiration): queue one
+ * unless another is active, and list them per table.
+ *
+ * Two triggers that race both pass the first check; the insert is therefore batched with a
+ * statement that withdraws the new job again when another active job of the kind exists on the
+ * table. A batch is one transaction and SQLite runs write transactions one after the other, so
+ * the second batch always sees the first one's job, and exactly one stays (the crunch trigger
+ * does the same).
+ */
+import { newId } from "@lakesmith/shared";
+import { and, eq, exists, inArray, ne, type SQL } from "drizzle-orm";
+import type { Db } from "../db/index.ts";
+import { type Job, type JobStatus, jobs } from "../db/schema.ts";
+import type { Page } from "../http/pagination.ts";
+import { ApiError } from "../http/problem.ts";
+import type { TableService } from "../tables/service.ts";
+import { type JobService, type NewJob, TERMINAL_STATUSES } from "./service.ts";
+
+/** Statuses in which a job may still write. */
+export const ACTIVE_STATUSES: JobStatus[] = ["queued", "offered", "running", "cancelling"];
+
+export interface ActiveJob {
+  id: string;
+  status: JobStatus;
+}
+
+export class TableJobs {
+  /**
+   * @param kind the job kind.
+   * @param counts which jobs of the kind take part in the overlap rule (all when absent), as a
+   *   condition on `jobs` rows.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly jobs: JobService,
+    private readonly tables: TableService,
+    readonly kind: string,
+    private readonly counts?: SQL,
+  ) {}
+
+  /** An active job of the kind on the table, if any. */
+  async activeOf(tableId: string): Promise<ActiveJob | undefined> {
+    const [active] = await this.activeQuery(tableId).limit(1);
+    return active;
+  }
+
+  /**
+   * Queues the job unless an active job of the kind is on its table. `exclusive: false` queues it
+   * regardless (a job that writes nothing). Returns the job, or the active job that won.
+   */
+  async queue(
+    input: NewJob & { tableId: string },
+    exclusive = true,
+  ): Promise<{ job: Job } | { active: ActiveJob | undefined }> {
+    if (exclusive) {
+      const active = await this.activeOf(input.tableId);
+      if (active) return { active };
+    }
+    const id = newId("job");
+    const insert = this.jobs.insertStatement({ ...input, kind: this.kind }, id);
+    if (!exclusive) {
+      const [job] = await insert;
+      if (!job) throw new Error("job insert returned no row");
+      this.jobs.notifyWork();
+      return { job };
+    }
+    const withdraw = this.db
+      .delete(jobs)
+      .where(and(eq(jobs.id, id), exists(this.activeQuery(input.tableId, id))))
+      .returning({ id: jobs.id });
+    const [[created], withdrawn] = await this.db.batch([insert, withdraw]);
+    if (withdrawn.length > 0 || !created) return { active: await this.activeOf(input.tableId) };
+    this.jobs.notifyWork();
+    return { job: created };
+  }
+
+  /**
+   * The table's jobs of the kind, newest first. 404 only when the table does not exist and never
+   * had one: job history outlives a deleted table.
+   */
+  async listOfTable(
+    tableId: string,
+    status: JobStatus | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<Page<Job>> {
+    const page = await this.jobs.list(
+      { kinds: [this.kind], tableId, ...(status ? { status } : {}) },
+      offset,
+      limit,
+    );
+    if (page.total > 0 || (await this.tables.find(tableId))) return page;
+    if ((await this.jobs.list({ kinds: [this.kind], tableId }, 0, 1)).total > 0) return page;
+    throw new ApiError(404, `Table '${tableId}' does not exist and has no ${this.kind} jobs.`);
+  }
+
+  private activeQuery(tableId: string, except?: string) {
+    return this.db
+      .select({ id: jobs.id, status: jobs.status })
+      .from(jobs)
+      .where(
+        and(
+          eq(jobs.tableId, tableId),
+          eq(jobs.kind, this.kind),
+          inArray(jobs.status, ACTIVE_STATUSES),
+          except !== undefined ? ne(jobs.id, except) : undefined,
+          this.counts,
+        ),
+      );
+  }
+}
+
+/** Why a job's view has no result summary: still running, ended without one, or an odd result. */
+export function resultNote(
+  job: Job,
+  problem: { issues: { path: PropertyKey[]; message: string }[] } | undefined,
+  kind: string,
+): string {
+  if (job.result && problem) {
+    const issues = problem.issues.map((i) => `${i.path.map(String).join(".") || "(result)"}: ${i.message}`);
+    return `the agent's result is not a ${kind} result (${issues.join("; ")})`;
+  }
+  if (!TERMINAL_STATUSES.includes(job.status))
+    return `the job is ${job.status}; the summary comes with its result`;
+  return `the job ended ${job.status} without a result${job.error ? `: ${job.error}` : ""}`;
+}

@@ -1,0 +1,141 @@
+/**
+ * Partition expiration (document 1): delete-only expiration of a Delta table's old date
+ * partitions. The agent commits `remove` actions for the files of partitions dated before
+ * `as_of - retention_days` and reports them; the files stay in storage as PENDING_DELETE records
+ * (`pending-deletions/record.ts`) until hard-delete, and a recover commits them back.
+ *
+ * A validate (`.../validate`) is the same job with `validate: true`: the agent answers whether the
+ * policy can run and what would expire, and writes nothing. Real runs and dry runs of a table
+ * never overlap (each real run commits to the table's log); a validate neither waits for one nor
+ * holds one back.
+ */
+import type { Clock } from "@lakesmith/shared";
+import { uriScheme } from "@lakesmith/shared/jobs";
+import { PARTITION_EXPIRATION_KIND, type PartitionExpirationPayload } from "@lakesmith/shared/maintenance";
+import { sql } from "drizzle-orm";
+import type { ConfigService } from "../config/service.ts";
+import type { Db } from "../db/index.ts";
+import { type Job, type JobStatus, jobs, type LakeTable } from "../db/schema.ts";
+import type { Page } from "../http/pagination.ts";
+import { conflict, invalidField, notFound } from "../http/problem.ts";
+import type { JobService } from "../jobs/service.ts";
+import { type ActiveJob, TableJobs } from "../jobs/table-jobs.ts";
+import { utcDate } from "../schedules/timing.ts";
+import type { TableService } from "../tables/service.ts";
+import type { PartitionExpirationTrigger } from "./schemas.ts";
+
+export class PartitionExpirationService {
+  private readonly tableJobs: TableJobs;
+
+  constructor(
+    db: Db,
+    private readonly clock: Clock,
+    jobService: JobService,
+    private readonly tables: TableService,
+    private readonly config: ConfigService,
+  ) {
+    // Validates write nothing, so they take no part in the overlap rule.
+    const writes = sql`coalesce(json_extract(${jobs.payload}, '$.validate'), 0) = 0`;
+    this.tableJobs = new TableJobs(db, jobService, tables, PARTITION_EXPIRATION_KIND, writes);
+  }
+
+  /**
+   * Queues an expiration (or, with `validate`, a preflight) of a Delta table. 404 unknown table;
+   * 409 other formats or an active expiration; 422 on partition_column when the recipe rules it out.
+   */
+  async trigger(
+    tableId: string,
+    body: PartitionExpirationTrigger,
+    options: { validate: boolean; actor: string | null },
+  ): Promise<Job> {
+    const table = await this.tables.find(tableId);
+    if (!table) throw notFound("Table", tableId);
+    if (table.format !== "delta")
+      throw conflict(
+        `Table '${table.name}' is a ${table.format} table; partition expiration works on Delta tables only (it commits removes to the Delta log).`,
+      );
+    const column = partitionColumn(table, body.partition_column);
+    const { values } = await this.config.get();
+    const payload: PartitionExpirationPayload = {
+      table_id: table.id,
+      uri: table.uri,
+      format: table.format,
+      partition_column: column,
+      retention_days: body.retention_days ?? values.default_partition_expiration_days,
+      as_of: utcDate(this.clock.now()),
+      dry_run: options.validate || body.dry_run,
+      validate: options.validate,
+      recipe: table.recipe ?? null,
+    };
+    const outcome = await this.tableJobs.queue(
+      {
+        kind: PARTITION_EXPIRATION_KIND,
+        payload,
+        tableId: table.id,
+        priority: table.priority,
+        requires: [uriScheme(table.uri)],
+        trigger: "manual",
+        createdBy: options.actor,
+      },
+      !options.validate,
+    );
+    if ("job" in outcome) return outcome.job;
+    throw overlapping(table, outcome.active);
+  }
+
+  listOfTable(
+    tableId: string,
+    status: JobStatus | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<Page<Job>> {
+    return this.tableJobs.listOfTable(tableId, status, offset, limit);
+  }
+}
+
+/**
+ * The column to expire on: the one asked for, else the recipe's date filter column. With a recipe
+ * it must be a partition column; without one (onboarding not done) a column must be named.
+ */
+function partitionColumn(table: LakeTable, asked: string | undefined): string {
+  const recipe = table.recipe;
+  const columns = recipe?.partition_columns ?? [];
+  const known = columns.length
+    ? `its partition columns: ${columns.join(", ")}`
+    : "it has no partition columns";
+  if (asked !== undefined) {
+    if (recipe && !columns.includes(asked))
+      throw invalidField(
+        "partition_column",
+        `'${asked}' is not a partition column of table '${table.name}' (${known})`,
+      );
+    return asked;
+  }
+  if (!recipe)
+    throw invalidField(
+      "partition_column",
+      `required: onboarding of table '${table.name}' is '${table.onboardingStatus}' and has not found its date filter column; name the date partition column`,
+    );
+  if (!recipe.date_filter_column)
+    throw invalidField(
+      "partition_column",
+      `required: table '${table.name}' has no date filter column; name a date partition column (${known})`,
+    );
+  if (!columns.includes(recipe.date_filter_column))
+    throw invalidField(
+      "partition_column",
+      `required: the date filter column '${recipe.date_filter_column}' of table '${table.name}' is not a partition column, so no partition can expire by it (${known})`,
+    );
+  return recipe.date_filter_column;
+}
+
+function overlapping(table: LakeTable, active: ActiveJob | undefined) {
+  if (!active)
+    return conflict(
+      `Another partition expiration of table '${table.name}' was triggered at the same moment; try again.`,
+    );
+  return conflict(
+    `Table '${table.name}' has partition expiration job '${active.id}' ${active.status}; a table's expirations never overlap ` +
+      `(each commits to the table's log). Wait for it (GET /api/v1/jobs/${active.id}) or cancel it (POST /api/v1/jobs/${active.id}/cancel).`,
+  );
+}

@@ -1,0 +1,128 @@
+/**
+ * Wire shapes of pending deletions (document 1, "Pending deletions"): the record, its list and
+ * stats, and the recover request.
+ */
+import { z } from "@hono/zod-openapi";
+import {
+  DELETION_ACTION_TYPES,
+  DELETION_REASONS,
+  DELETION_VACUUM_MODES,
+  PENDING_DELETION_STATUSES,
+} from "../db/schema.ts";
+import { pageQuery } from "../http/pagination.ts";
+
+export const PENDING_DELETION_PAGE_MAX = 100;
+
+export const STATUS_DESCRIPTION =
+  "PENDING_DELETE: proposed by a vacuum or a partition expiration; recoverable; hard-delete removes the file once `eligible_at` has passed. " +
+  "RECOVERING: a recover job is putting the file back into the table (expired partitions only); it ends RECOVERED, or PENDING_DELETE again when the job fails (`note` says why). " +
+  "RECOVERED: kept for good; never hard-deleted, and vacuum never proposes the path again. " +
+  "DELETING: claimed by a hard-delete job (`hard_delete_job_id`). " +
+  "DELETED: the agent deleted the file, or found it already absent (`note`). " +
+  "RETAINED: right before deleting, the agent found the file referenced by the table's current snapshot again and kept it; never deleted. " +
+  "Transitions: PENDING_DELETE → RECOVERED (recover of a vacuum record) or RECOVERING → RECOVERED | PENDING_DELETE (recover of an expiration record); " +
+  "PENDING_DELETE → DELETING (hard-delete) → DELETED | RETAINED | PENDING_DELETE (the file's delete failed, or the job failed or was cancelled).";
+
+export const PendingDeletionSchema = z
+  .object({
+    id: z.string().openapi({ example: "del_4k9x2m7q0c1v8b3n5z6t" }),
+    table_id: z.string(),
+    source_job_id: z
+      .string()
+      .openapi({ description: "The vacuum or partition_expiration job that proposed the file." }),
+    action_type: z.enum(DELETION_ACTION_TYPES),
+    vacuum_mode: z
+      .enum(DELETION_VACUUM_MODES)
+      .nullable()
+      .openapi({ description: "Null for partition expiration." }),
+    reason: z.enum(DELETION_REASONS).openapi({
+      description:
+        "tombstone: removed from the table longer ago than the retention; orphan: never referenced by the table's log; expired_partition: removed by a partition expiration.",
+    }),
+    path: z
+      .string()
+      .openapi({ description: "Relative to the table's root.", example: "date=2026-01-01/part-0.parquet" }),
+    size_bytes: z.number(),
+    partition: z.string().nullable().openapi({
+      description: "`col=value` of the expired partition; null for vacuum records.",
+      example: "date=2026-01-01",
+    }),
+    status: z.enum(PENDING_DELETION_STATUSES).openapi({ description: STATUS_DESCRIPTION }),
+    eligible_at: z.string().openapi({
+      description:
+        "From when hard-delete may pick the record. Vacuum: when the vacuum ended + pending_deletion_grace_hours. " +
+        "Partition expiration: the later of the commit + the table's retention and the expiration's end + pending_deletion_grace_hours.",
+    }),
+    recoverable: z
+      .boolean()
+      .openapi({ description: "Whether POST .../recover is possible now (status PENDING_DELETE)." }),
+    created_at: z.string(),
+    updated_at: z.string(),
+    recovered_at: z.string().nullable(),
+    recover_reason: z.string().nullable(),
+    recovered_by: z
+      .string()
+      .nullable()
+      .openapi({ description: "The user or API key that asked for the recover." }),
+    recover_job_id: z.string().nullable(),
+    hard_delete_job_id: z
+      .string()
+      .nullable()
+      .openapi({ description: "The hard-delete job that claimed the record last." }),
+    deleted_at: z.string().nullable(),
+    note: z.string().nullable(),
+  })
+  .openapi("PendingDeletion");
+export type PendingDeletionWire = z.infer<typeof PendingDeletionSchema>;
+
+export const PendingDeletionQuery = pageQuery(20, PENDING_DELETION_PAGE_MAX).extend({
+  status: z.enum(PENDING_DELETION_STATUSES).optional(),
+  table_id: z.string().min(1).max(64).optional(),
+  action_type: z.enum(DELETION_ACTION_TYPES).optional(),
+  vacuum_mode: z.enum(DELETION_VACUUM_MODES).optional(),
+  source_job_id: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .openapi({ description: "Only the records one vacuum or partition expiration job created." }),
+});
+export type PendingDeletionFilter = Omit<z.infer<typeof PendingDeletionQuery>, "offset" | "limit">;
+
+const byStatus = (description: string) =>
+  z
+    .object(
+      Object.fromEntries(PENDING_DELETION_STATUSES.map((s) => [s, z.number()])) as Record<
+        (typeof PENDING_DELETION_STATUSES)[number],
+        z.ZodNumber
+      >,
+    )
+    .openapi({ description });
+
+export const PendingDeletionStatsSchema = z
+  .object({
+    table_id: z.string().nullable(),
+    counts: byStatus("Records per status; every status is present, 0 when none."),
+    bytes: byStatus("Sum of size_bytes per status."),
+    total: z.number().int(),
+    eligible_now: z.number().int().openapi({
+      description:
+        "PENDING_DELETE records whose eligible_at has passed: what POST /api/v1/vacuum/hard-delete would pick.",
+    }),
+  })
+  .openapi("PendingDeletionStats");
+
+export const StatsQuery = z.object({
+  table_id: z.string().min(1).max(64).optional().openapi({ description: "Only this table's records." }),
+});
+
+export const RecoverRequestSchema = z
+  .strictObject({
+    reason: z
+      .string()
+      .trim()
+      .min(1, "give a reason")
+      .max(1000)
+      .openapi({ description: "Why the file is kept; recorded on the record.", example: "legal hold" }),
+  })
+  .openapi("RecoverRequest");

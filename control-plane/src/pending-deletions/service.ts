@@ -1,0 +1,306 @@
+/**
+ * Pending deletions (document 1): the records of files a vacuum or a partition expiration proposed
+ * for deletion (`record.ts` writes them), their lists and stats, and recover.
+ *
+ * Recover keeps a PENDING_DELETE record's file for good. Every move is one conditional UPDATE on
+ * the record's status, so of two recovers (or a recover and a hard-delete) racing on one record
+ * exactly one wins and the other gets 409 naming the status it found:
+ *
+ *   vacuum record:     PENDING_DELETE ──recover──▶ RECOVERED (at once: the file was never part of
+ *                      the table, keeping it is all there is to do)
+ *   expiration record: PENDING_DELETE ──recover──▶ RECOVERING ──recover job succeeded──▶ RECOVERED
+ *                                                      └──job failed or cancelled──▶ PENDING_DELETE
+ *
+ * An expiration record's recover queues a `recover` job in the same batch as the claim; the job's
+ * finish hook moves the record on in the batch that ends the job.
+ */
+import { type Clock, newId } from "@lakesmith/shared";
+import { uriScheme } from "@lakesmith/shared/jobs";
+import {
+  RECOVER_KIND,
+  type RecoverPayload,
+  RecoverResultSchema,
+  VACUUM_KIND,
+} from "@lakesmith/shared/maintenance";
+import { and, asc, count, desc, eq, exists, lte, notExists, type SQL, sql } from "drizzle-orm";
+import type { Db } from "../db/index.ts";
+import {
+  type Job,
+  jobs,
+  lakeTables,
+  PENDING_DELETION_STATUSES,
+  type PendingDeletion,
+  type PendingDeletionStatus,
+  pendingDeletions,
+} from "../db/schema.ts";
+import type { Page } from "../http/pagination.ts";
+import { conflict, notFound } from "../http/problem.ts";
+import type { FinishHook, JobEnd, JobService } from "../jobs/service.ts";
+import type { TableService } from "../tables/service.ts";
+import type { PendingDeletionFilter } from "./schemas.ts";
+
+export interface PendingDeletionStats {
+  tableId: string | null;
+  counts: Record<PendingDeletionStatus, number>;
+  bytes: Record<PendingDeletionStatus, number>;
+  total: number;
+  eligibleNow: number;
+}
+
+const zeroes = () =>
+  Object.fromEntries(PENDING_DELETION_STATUSES.map((s) => [s, 0])) as Record<PendingDeletionStatus, number>;
+
+export class PendingDeletionService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly jobs: JobService,
+    private readonly tables: TableService,
+  ) {
+    jobs.onFinish(RECOVER_KIND, (job, end, ended) => this.recoverFinished(job, end, ended));
+  }
+
+  /**
+   * Records, newest first, and among one job's records (which share created_at) last inserted
+   * first: each filter's index is ordered by (..., created_at, rowid).
+   */
+  async list(filter: PendingDeletionFilter, offset: number, limit: number): Promise<Page<PendingDeletion>> {
+    const where = and(
+      filter.status ? eq(pendingDeletions.status, filter.status) : undefined,
+      filter.table_id !== undefined ? eq(pendingDeletions.tableId, filter.table_id) : undefined,
+      filter.action_type ? eq(pendingDeletions.actionType, filter.action_type) : undefined,
+      filter.vacuum_mode ? eq(pendingDeletions.vacuumMode, filter.vacuum_mode) : undefined,
+      filter.source_job_id !== undefined ? eq(pendingDeletions.sourceJobId, filter.source_job_id) : undefined,
+    );
+    const [items, [total]] = await Promise.all([
+      this.db
+        .select()
+        .from(pendingDeletions)
+        .where(where)
+        .orderBy(desc(pendingDeletions.createdAt), desc(rowid))
+        .limit(limit)
+        .offset(offset),
+      this.db.select({ n: count() }).from(pendingDeletions).where(where),
+    ]);
+    return { items, total: total?.n ?? 0, offset, limit };
+  }
+
+  /** Counts and bytes per status (every status present), and how many hard-delete would pick now. */
+  async stats(tableId: string | undefined): Promise<PendingDeletionStats> {
+    const ofTable = tableId !== undefined ? eq(pendingDeletions.tableId, tableId) : undefined;
+    const [rows, [eligible]] = await Promise.all([
+      this.db
+        .select({
+          status: pendingDeletions.status,
+          n: count(),
+          bytes: sql<number>`coalesce(sum(${pendingDeletions.sizeBytes}), 0)`,
+        })
+        .from(pendingDeletions)
+        .where(ofTable)
+        .groupBy(pendingDeletions.status),
+      this.db
+        .select({ n: count() })
+        .from(pendingDeletions)
+        .where(and(hardDeletable(this.db, this.clock.now()), ofTable)),
+    ]);
+    const counts = zeroes();
+    const bytes = zeroes();
+    for (const row of rows) {
+      counts[row.status] = row.n;
+      bytes[row.status] = Number(row.bytes);
+    }
+    return {
+      tableId: tableId ?? null,
+      counts,
+      bytes,
+      total: rows.reduce((sum, r) => sum + r.n, 0),
+      eligibleNow: eligible?.n ?? 0,
+    };
+  }
+
+  async get(id: string): Promise<PendingDeletion> {
+    const [record] = await this.db.select().from(pendingDeletions).where(eq(pendingDeletions.id, id));
+    if (!record) throw notFound("Pending deletion", id);
+    return record;
+  }
+
+  /** Paths vacuum must never propose on the table: its RECOVERED vacuum records. */
+  async keepPaths(tableId: string): Promise<string[]> {
+    const rows = await this.db
+      .selectDistinct({ path: pendingDeletions.path })
+      .from(pendingDeletions)
+      .where(
+        and(
+          eq(pendingDeletions.tableId, tableId),
+          eq(pendingDeletions.status, "RECOVERED"),
+          eq(pendingDeletions.actionType, VACUUM_KIND),
+        ),
+      )
+      .orderBy(asc(pendingDeletions.path));
+    return rows.map((r) => r.path);
+  }
+
+  /**
+   * Recovers a PENDING_DELETE record. A vacuum record is RECOVERED at once (`queued: false`); an
+   * expiration record becomes RECOVERING and a recover job is queued (`queued: true`). 404 for an
+   * unknown id; 409 naming the status for any other status, or when the table was deleted.
+   */
+  async recover(
+    id: string,
+    reason: string,
+    actor: string | null,
+  ): Promise<{ record: PendingDeletion; queued: boolean }> {
+    const record = await this.get(id);
+    if (record.status !== "PENDING_DELETE") throw notRecoverable(record);
+    const now = this.clock.now();
+    const pending = and(eq(pendingDeletions.id, id), eq(pendingDeletions.status, "PENDING_DELETE"));
+    const asked = { recoverReason: reason, recoveredBy: actor, updatedAt: now, note: null };
+
+    if (record.actionType === "vacuum") {
+      const [recovered] = await this.db
+        .update(pendingDeletions)
+        .set({ ...asked, status: "RECOVERED", recoveredAt: now })
+        .where(pending)
+        .returning();
+      if (!recovered) throw notRecoverable(await this.get(id));
+      return { record: recovered, queued: false };
+    }
+
+    const table = await this.tables.find(record.tableId);
+    if (!table)
+      throw conflict(
+        `Table '${record.tableId}' was deleted; recovering pending deletion '${id}' needs the table to commit the file back to. ` +
+          "The file is still in storage, and hard-delete never picks records of a deleted table.",
+      );
+    if (!record.file) throw conflict(`Pending deletion '${id}' has no file action to commit back.`);
+    const jobId = newId("job");
+    const payload: RecoverPayload = {
+      table_id: table.id,
+      uri: table.uri,
+      format: table.format,
+      files: [{ ...record.file, path: record.path, deletion_id: record.id }],
+    };
+    const [claimed, , withdrawn] = await this.db.batch([
+      this.db
+        .update(pendingDeletions)
+        .set({ ...asked, status: "RECOVERING", recoverJobId: jobId })
+        .where(pending)
+        .returning(),
+      this.jobs.insertStatement(
+        {
+          kind: RECOVER_KIND,
+          payload,
+          tableId: table.id,
+          priority: table.priority,
+          requires: [uriScheme(table.uri)],
+          trigger: "manual",
+          createdBy: actor,
+        },
+        jobId,
+      ),
+      // The claim lost a race: the job goes again in the same transaction.
+      this.db
+        .delete(jobs)
+        .where(
+          and(
+            eq(jobs.id, jobId),
+            notExists(
+              this.db
+                .select({ one: sql`1` })
+                .from(pendingDeletions)
+                .where(and(eq(pendingDeletions.id, id), eq(pendingDeletions.recoverJobId, jobId))),
+            ),
+          ),
+        )
+        .returning({ id: jobs.id }),
+    ]);
+    const [recovering] = claimed;
+    if (!recovering || withdrawn.length > 0) throw notRecoverable(await this.get(id));
+    this.jobs.notifyWork();
+    return { record: recovering, queued: true };
+  }
+
+  /** A recover job's end moves its RECOVERING records: RECOVERED, or back to PENDING_DELETE. */
+  private recoverFinished(job: Job, end: JobEnd, ended: SQL): ReturnType<FinishHook> {
+    const now = this.clock.now();
+    const mine = (...more: (SQL | undefined)[]) =>
+      and(
+        eq(pendingDeletions.recoverJobId, job.id),
+        eq(pendingDeletions.status, "RECOVERING"),
+        ended,
+        ...more,
+      );
+    if (end.status !== "succeeded")
+      return [
+        this.db
+          .update(pendingDeletions)
+          .set({
+            status: "PENDING_DELETE",
+            note: end.error ?? `the recover job ${job.id} ended ${end.status}`,
+            updatedAt: now,
+          })
+          .where(mine()),
+      ];
+    // The job committed: its files are back whatever the result says, so never deletable again.
+    const parsed = RecoverResultSchema.safeParse(end.result);
+    const notes = parsed.success
+      ? parsed.data.files.map((f) =>
+          this.db
+            .update(pendingDeletions)
+            .set({
+              status: "RECOVERED",
+              recoveredAt: now,
+              updatedAt: now,
+              note:
+                f.outcome === "already_live"
+                  ? "the file was live in the table already"
+                  : `restored in table version ${parsed.data.committed_version}`,
+            })
+            .where(mine(eq(pendingDeletions.id, f.deletion_id))),
+        )
+      : [];
+    return [
+      ...notes,
+      this.db
+        .update(pendingDeletions)
+        .set({ status: "RECOVERED", recoveredAt: now, updatedAt: now })
+        .where(mine()),
+    ];
+  }
+}
+
+/**
+ * PENDING_DELETE records hard-delete may pick at `now`: eligible, and of a table that still exists
+ * (the control plane knows where a deleted table lived no more).
+ */
+export function hardDeletable(db: Db, now: Date): SQL {
+  return and(
+    eq(pendingDeletions.status, "PENDING_DELETE"),
+    lte(pendingDeletions.eligibleAt, now),
+    ofExistingTable(db),
+  ) as SQL;
+}
+
+/** The record's table still exists. */
+export function ofExistingTable(db: Db): SQL {
+  return exists(
+    db.select({ one: sql`1` }).from(lakeTables).where(eq(lakeTables.id, pendingDeletions.tableId)),
+  );
+}
+
+/** The implicit rowid every index entry ends with: the order records were inserted in. */
+export const rowid = sql`${pendingDeletions}.rowid`;
+
+function notRecoverable(record: PendingDeletion) {
+  const why: Record<PendingDeletionStatus, string> = {
+    PENDING_DELETE: "it changed while this request ran; try again",
+    RECOVERING: `a recover job is putting the file back (GET /api/v1/jobs/${record.recoverJobId})`,
+    RECOVERED: "it was recovered already",
+    DELETING: `a hard-delete job has claimed it (GET /api/v1/jobs/${record.hardDeleteJobId})`,
+    DELETED: "its file was deleted",
+    RETAINED: "hard-delete found the file referenced by the table again and kept it",
+  };
+  return conflict(
+    `Pending deletion '${record.id}' is ${record.status}; only PENDING_DELETE records can be recovered: ${why[record.status]}.`,
+  );
+}

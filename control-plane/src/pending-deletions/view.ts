@@ -1,0 +1,31 @@
+/** The API's view of a pending deletion record. */
+import type { PendingDeletion } from "../db/schema.ts";
+import type { PendingDeletionWire } from "./schemas.ts";
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+export function pendingDeletionView(r: PendingDeletion): PendingDeletionWire {
+  return {
+    id: r.id,
+    table_id: r.tableId,
+    source_job_id: r.sourceJobId,
+    action_type: r.actionType,
+    vacuum_mode: r.vacuumMode,
+    reason: r.reason,
+    path: r.path,
+    size_bytes: r.sizeBytes,
+    partition: r.partition,
+    status: r.status,
+    eligible_at: r.eligibleAt.toISOString(),
+    recoverable: r.status === "PENDING_DELETE",
+    created_at: r.createdAt.toISOString(),
+    updated_at: r.updatedAt.toISOString(),
+    recovered_at: iso(r.recoveredAt),
+    recover_reason: r.recoverReason,
+    recovered_by: r.recoveredBy,
+    recover_job_id: r.recoverJobId,
+    hard_delete_job_id: r.hardDeleteJobId,
+    deleted_at: iso(r.deletedAt),
+    note: r.note,
+  };
+}
