@@ -191,7 +191,21 @@ describe("a vacuum's records", () => {
     expect(view.result_note).toContain("not a vacuum result");
   });
 
-  it("follow the pending_deletion_grace_hours setting", async () => {
+  it("follow the pending_deletion_grace_hours setting (whole hours, 0 or more, 24 by default)", async () => {
+    const config = await (await admin("GET", "/api/v1/config")).json();
+    expect(config.pending_deletion_grace_hours).toBe(24);
+    expect(config.setting_definitions.pending_deletion_grace_hours).toMatchObject({
+      default: 24,
+      minimum: 0,
+      unit: "hours",
+    });
+    for (const bad of [-1, 1.5, null]) {
+      const res = await plane.call("PUT", "/api/v1/config", {
+        token: ADMIN_KEY,
+        body: { pending_deletion_grace_hours: bad },
+      });
+      expect(res.status, String(bad)).toBe(422);
+    }
     const t = await table();
     await setGrace(0);
     try {

@@ -13,6 +13,8 @@
  *    SELECT queues a job for each table that claimed anything, its payload built from the claimed
  *    rows. Both statements are set-based on JSON parameters, so a call is three statements whatever
  *    the number of tables, and none binds more than a few parameters (D1 allows 100 per statement).
+ *    Sizes: the claims parameter is ~60 bytes per record (300 KB at 5,000); a job's payload is one
+ *    row value, at most 2 MB on D1, so one table's 5,000 files fit with paths up to ~350 characters.
  * 3. The job's end (finish hook, in the batch that ends it): per reported file, deleted or absent
  *    → DELETED, retained → RETAINED, failed → PENDING_DELETE; every record the job still holds
  *    after that (unreported, or the job failed or was cancelled) → PENDING_DELETE with a note.
