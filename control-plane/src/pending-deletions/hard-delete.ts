@@ -62,7 +62,7 @@ export class HardDeleteService {
       throw notFound("Table", options.tableId);
     const now = this.clock.now();
     const planned = await this.db
-      .select({ record: pendingDeletions, uri: lakeTables.uri, priority: lakeTables.priority })
+      .select({ record: pendingDeletions, uri: lakeTables.uri })
       .from(pendingDeletions)
       .innerJoin(lakeTables, eq(lakeTables.id, pendingDeletions.tableId))
       .where(
@@ -126,6 +126,7 @@ export class HardDeleteService {
         priority: sql`t.priority`,
         payload: sql`json_object('table_id', t.id, 'uri', t.uri, 'format', t.format, 'files', ${files})`,
         requires: sql`json_array(json_extract(g.value, '$.scheme'))`,
+        // The defaults JobService.insertStatement gives a new job.
         status: sql`'queued'`,
         attempt: sql`0`,
         maxAttempts: sql`3`,
