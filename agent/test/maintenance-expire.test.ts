@@ -166,6 +166,9 @@ describe("partition expiration", () => {
     expect(first.committed_version).toBe(1);
     expect(again.files).toEqual(first.files);
     expect(again).toMatchObject({ committed_version: 1, committed_at: first.committed_at });
+    // The commit records the result's summary; its files are the commit's removes.
+    const info = logLines(path, 1).find((l) => l.commitInfo)?.commitInfo;
+    expect(info?.lakesmithResult).toMatchObject({ files: [], files_count: 2 });
     expect(await latestVersion(path)).toBe(1);
     expect(first.partitions.map((p) => [p.value, p.files, p.rows])).toEqual([["2026-01-01", 2, 200]]);
   });

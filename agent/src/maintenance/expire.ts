@@ -11,7 +11,8 @@
  * 3. Plan: `cutoff_date = (as_of ?? today, UTC) - retention_days`; every live file whose partition
  *    date is before it expires, grouped by partition value. Validate and dry run stop here.
  * 4. Commit once: a `remove` per file (`dataChange: true`: rows leave the table), operation DELETE
- *    with the predicate, and the result in commitInfo so a retry reports the same files. Another
+ *    with the predicate, and the result's summary in commitInfo; a retry reports the same files
+ *    (the commit's removes, as the version before held them). Another
  *    writer's conflicting commit (a crunch that replaced the files) means re-loading and re-planning.
  */
 import { join } from "node:path";
@@ -30,8 +31,10 @@ import {
   DeltaLogError,
   findJobCommit,
   JOB_RESULT_FIELD,
+  loadSnapshot,
   OWN_COMMIT_LOOKBACK,
   type RemoveFile,
+  readCommit,
   recordedJobResult,
   type Snapshot,
   writeRefusal,
@@ -121,7 +124,7 @@ export async function runPartitionExpiration(
       });
       if (earlier !== null) {
         log.info({ version: earlier }, "this job committed in an earlier attempt; reporting that commit");
-        return earlierResult(store, snapshot, earlier);
+        return earlierResult(store, engine, ctx.scratchDir, snapshot, earlier);
       }
     }
 
@@ -190,14 +193,7 @@ export function planExpiration(
     tableRetentionHours: retentionHours,
     partitions,
     adds,
-    files: adds.map((f) => ({
-      path: keyOfFile(store, f) ?? f.path,
-      size: f.size,
-      partition_values: f.partitionValues,
-      modification_time: f.modificationTime,
-      stats: f.statsJson,
-      tags: f.tags,
-    })),
+    files: adds.map((f) => expiredFile(store, f)),
   };
 }
 
@@ -237,14 +233,16 @@ async function commitPlan(
               ? { numDeletedRows: plan.partitions.reduce((n, p) => n + (p.rows ?? 0), 0) }
               : {}),
           },
-          commitInfo: { [JOB_RESULT_FIELD]: result },
+          // The result less its file list, which may name thousands of files: the commit's removes
+          // name them, and a retry reads their add actions from the version before (`earlierResult`).
+          commitInfo: { [JOB_RESULT_FIELD]: { ...result, files: [] } },
           engine,
           scratchDir: join(ctx.scratchDir, "commit"),
           clock: { now: () => new Date(now) },
           log: ctx.log,
         },
       );
-      if (done.alreadyCommitted) return earlierResult(store, snapshot, done.version);
+      if (done.alreadyCommitted) return earlierResult(store, engine, ctx.scratchDir, snapshot, done.version);
       return resultOf(plan, snapshot, { committed_at: now, committed_version: done.version });
     } catch (err) {
       if (!(err instanceof ConflictError) || attempt >= MAX_COMMIT_ATTEMPTS) throw err;
@@ -280,8 +278,14 @@ function sqlName(column: string): string {
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(column) ? column : `\`${column.replaceAll("`", "``")}\``;
 }
 
+/**
+ * The result of this job's earlier commit at `version`: its summary from commitInfo, and its files
+ * rebuilt from the log: the commit's removes, with the add actions the version before held for them.
+ */
 async function earlierResult(
   store: ObjectStore,
+  engine: Engine,
+  scratchDir: string,
   snapshot: Snapshot,
   version: number,
 ): Promise<PartitionExpirationResult> {
@@ -290,5 +294,26 @@ async function earlierResult(
     throw new JobError(`this job already committed version ${version}, without a readable result`, {
       retryable: false,
     });
-  return { ...parsed.data, committed_version: version };
+  const record = snapshot.commits.find((c) => c.version === version) ?? (await readCommit(store, version, 0));
+  const removed = new Set(record.actions.flatMap((a) => ("remove" in a ? [a.remove.rawPath] : [])));
+  const before = await loadSnapshot(store, engine, {
+    scratchDir: join(scratchDir, "before"),
+    version: version - 1,
+  });
+  const files = before.files
+    .filter((f) => removed.has(f.rawPath))
+    .sort((a, b) => comparePaths(a.path, b.path))
+    .map((f) => expiredFile(store, f));
+  return { ...parsed.data, files, files_count: files.length, committed_version: version };
+}
+
+function expiredFile(store: ObjectStore, f: AddFile): ExpiredFile {
+  return {
+    path: keyOfFile(store, f) ?? f.path,
+    size: f.size,
+    partition_values: f.partitionValues,
+    modification_time: f.modificationTime,
+    stats: f.statsJson,
+    tags: f.tags,
+  };
 }
