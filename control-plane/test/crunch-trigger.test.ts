@@ -6,7 +6,15 @@ import { ManualClock } from "@lakesmith/shared";
 import { CrunchPayloadSchema } from "@lakesmith/shared/jobs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY, startTestPlane, type TestPlane } from "./harness.ts";
-import { activeTable, adminCall, createTable, finishOnboarding, leaseJob, RECIPE } from "./support/tables.ts";
+import {
+  activeTable,
+  adminCall,
+  createTable,
+  FAKE_AGENT,
+  finishOnboarding,
+  leaseJob,
+  RECIPE,
+} from "./support/tables.ts";
 
 // Late in the UTC day, so a local-time mistake would shift every date.
 const clock = new ManualClock(new Date("2026-03-01T23:30:00Z"));
@@ -273,6 +281,58 @@ describe("overlapping crunches", () => {
     const after = await trigger(t.id, LOOKBACK);
     expect(after.status).toBe(202);
     expect((await after.json()).id).not.toBe(first.id);
+  });
+
+  it("holds a scheduled crunch of the table queued while another runs, and offers it once that ends", async () => {
+    const { jobs } = plane.services;
+    const t = await table();
+    const manual = await (await trigger(t.id, LOOKBACK)).json();
+    const leased = await leaseJob(plane, manual.id);
+    // A schedule's run of the same table arrives (the scheduler does not ask the trigger).
+    const { job: scheduled } = await jobs.enqueue({
+      kind: "crunch",
+      tableId: t.id,
+      payload: { table_id: t.id },
+      requires: ["s3"],
+      trigger: "schedule",
+    });
+    /** Every job the fake agent is offered now; all handed back. */
+    const offeredNow = async () => {
+      const offered = [];
+      for (let job = await jobs.offerNext(FAKE_AGENT); job; job = await jobs.offerNext(FAKE_AGENT))
+        offered.push(job);
+      for (const job of offered) await jobs.reject(FAKE_AGENT.id, job.id, job.fence);
+      return offered.map((j) => j.id);
+    };
+    expect(await offeredNow()).not.toContain(scheduled.id);
+
+    await jobs.complete(FAKE_AGENT.id, leased.id, leased.fence, "succeeded", { result: {} });
+    expect(await offeredNow()).toContain(scheduled.id);
+  });
+
+  it("offers one of two queued crunches of a table when two agents ask at once", async () => {
+    const { jobs } = plane.services;
+    const t = await table();
+    const first = await (await trigger(t.id, LOOKBACK)).json();
+    const { job: second } = await jobs.enqueue({
+      kind: "crunch",
+      tableId: t.id,
+      payload: { table_id: t.id },
+      requires: ["s3"],
+      trigger: "schedule",
+      priority: "P1",
+    });
+    const agents = ["agt_a", "agt_b"].map((id) => ({ ...FAKE_AGENT, id, kinds: ["crunch"] }));
+    const held = async () => {
+      const mine = await Promise.all(agents.map((a) => jobs.heldBy(a.id)));
+      return mine.flat().filter((j) => j.id === first.id || j.id === second.id);
+    };
+    // Both agents ask at the same time until nothing is left to offer either of them.
+    for (;;) {
+      const offers = await Promise.all(agents.map((a) => jobs.offerNext(a)));
+      if (offers.every((o) => o === undefined)) break;
+    }
+    expect(await held()).toHaveLength(1);
   });
 
   it("does not hold back a crunch of another table", async () => {

@@ -10,6 +10,8 @@
  * insert is therefore batched with a statement that withdraws the new job again when another
  * active crunch of the table exists. A batch is one transaction and SQLite runs write transactions
  * one after the other, so the second batch always sees the first one's job, and exactly one stays.
+ * A schedule's run is not refused: it waits queued, since a table's crunch or optimize job is only
+ * offered to an agent while no other one of the table is offered or running (`JobService.offerNext`).
  */
 import { type Clock, newId } from "@lakesmith/shared";
 import { CRUNCH_KINDS, type CrunchKind, type CrunchPayload, uriScheme } from "@lakesmith/shared/jobs";

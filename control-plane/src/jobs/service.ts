@@ -94,6 +94,17 @@ type Notify = () => void;
 
 const CANDIDATES_PER_OFFER = 32;
 
+/** Statuses in which a job holds an agent's attention: offered, leased, or being cancelled. */
+const HELD: JobStatus[] = ["offered", "running", "cancelling"];
+
+/**
+ * Kinds of which a table runs one job at a time: crunch and optimize rewrite the table and commit
+ * to its log, so a second one at the same time would only lose its commit race and its work. The
+ * manual trigger refuses an overlap with a 409; a schedule's run (or a retry) that comes while
+ * another is active waits queued until the active one ends. Every other kind runs side by side.
+ */
+const ONE_PER_TABLE: readonly (readonly string[])[] = [["crunch", "optimize"]];
+
 export class JobService {
   private readonly finishHooks = new Map<string, FinishHook>();
   private readonly workListeners = new Set<Notify>();
@@ -189,7 +200,7 @@ export class JobService {
     return this.db
       .select({ id: jobs.id, kind: jobs.kind, status: jobs.status, fence: jobs.fence })
       .from(jobs)
-      .where(and(eq(jobs.leaseOwner, agentId), inArray(jobs.status, ["offered", "running", "cancelling"])));
+      .where(and(eq(jobs.leaseOwner, agentId), inArray(jobs.status, HELD)));
   }
 
   /** How many jobs each agent holds (offered, running or being cancelled). */
@@ -197,7 +208,7 @@ export class JobService {
     const rows = await this.db
       .select({ owner: jobs.leaseOwner, n: count() })
       .from(jobs)
-      .where(inArray(jobs.status, ["offered", "running", "cancelling"]))
+      .where(inArray(jobs.status, HELD))
       .groupBy(jobs.leaseOwner);
     return new Map(rows.map((r) => [r.owner ?? "", r.n]));
   }
@@ -210,7 +221,13 @@ export class JobService {
     if (agent.kinds.length === 0) return undefined;
     const now = this.clock.now();
     const candidates = await this.db
-      .select({ id: jobs.id, fence: jobs.fence, requires: jobs.requires })
+      .select({
+        id: jobs.id,
+        fence: jobs.fence,
+        requires: jobs.requires,
+        kind: jobs.kind,
+        tableId: jobs.tableId,
+      })
       .from(jobs)
       .where(and(eq(jobs.status, "queued"), inArray(jobs.kind, [...agent.kinds]), lte(jobs.notBefore, now)))
       .orderBy(asc(jobs.priority), asc(jobs.createdAt), asc(jobs.id))
@@ -226,11 +243,30 @@ export class JobService {
           leaseExpiresAt: new Date(now.getTime() + this.timings.offerTimeoutMs),
           updatedAt: now,
         })
-        .where(and(eq(jobs.id, candidate.id), eq(jobs.status, "queued"), eq(jobs.fence, candidate.fence)))
+        .where(
+          and(
+            eq(jobs.id, candidate.id),
+            eq(jobs.status, "queued"),
+            eq(jobs.fence, candidate.fence),
+            this.tableFree(candidate.kind, candidate.tableId),
+          ),
+        )
         .returning();
       if (offered) return offered;
     }
     return undefined;
+  }
+
+  /**
+   * For a kind of `ONE_PER_TABLE`: holds while no job of its group holds the table. Part of the
+   * offer's own UPDATE, so two agents offered two such jobs of a table at once can't both get one
+   * (SQLite runs one write at a time, and the second sees the first's `offered`).
+   */
+  private tableFree(kind: string, tableId: string | null): SQL | undefined {
+    const group = ONE_PER_TABLE.find((g) => g.includes(kind));
+    if (!group || tableId === null) return undefined;
+    return sql`not exists (select 1 from ${jobs} as other
+      where other.table_id = ${tableId} and other.kind in ${group} and other.status in ${HELD})`;
   }
 
   /** The agent accepted the offer: the job is leased and starts (an attempt is counted). */
