@@ -260,13 +260,15 @@ export class JobService {
   /**
    * For a kind of `ONE_PER_TABLE`: holds while no job of its group holds the table. Part of the
    * offer's own UPDATE, so two agents offered two such jobs of a table at once can't both get one
-   * (SQLite runs one write at a time, and the second sees the first's `offered`).
+   * (SQLite runs one write at a time, and the second sees the first's `offered`). The `+` keeps
+   * SQLite on the (status, kind, ...) index, which holds few jobs in these statuses, instead of the
+   * table's index, which holds every crunch the table ever had.
    */
   private tableFree(kind: string, tableId: string | null): SQL | undefined {
     const group = ONE_PER_TABLE.find((g) => g.includes(kind));
     if (!group || tableId === null) return undefined;
     return sql`not exists (select 1 from ${jobs} as other
-      where other.table_id = ${tableId} and other.kind in ${group} and other.status in ${HELD})`;
+      where other.status in ${HELD} and other.kind in ${group} and +other.table_id = ${tableId})`;
   }
 
   /** The agent accepted the offer: the job is leased and starts (an attempt is counted). */
