@@ -6,28 +6,24 @@
  *
  * A table's crunches never overlap: the agent commits to the table's log, one commit per table at
  * a time. A trigger while one of the table's crunch or optimize jobs is queued, offered, running or
- * being cancelled is a 409 naming that job. Two triggers that race both pass the first check; the
- * insert is therefore batched with a statement that withdraws the new job again when another
- * active crunch of the table exists. A batch is one transaction and SQLite runs write transactions
- * one after the other, so the second batch always sees the first one's job, and exactly one stays.
+ * being cancelled is a 409 naming that job; of two racing triggers exactly one is queued
+ * (`TableJobs`).
  * A schedule's run is not refused: it waits queued, since a table's crunch or optimize job is only
  * offered to an agent while no other one of the table is offered or running (`JobService.offerNext`).
  */
-import { type Clock, newId } from "@lakesmith/shared";
-import { CRUNCH_KINDS, type CrunchKind, type CrunchPayload, uriScheme } from "@lakesmith/shared/jobs";
-import { and, count, desc, eq, exists, inArray, ne, type SQL, sql } from "drizzle-orm";
+import type { Clock } from "@lakesmith/shared";
+import { CRUNCH_KINDS, type CrunchKind, type CrunchPayload } from "@lakesmith/shared/jobs";
+import { and, count, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { ConfigService } from "../config/service.ts";
 import type { Db } from "../db/index.ts";
 import { type Job, type JobStatus, jobs, type LakeTable } from "../db/schema.ts";
 import type { Page } from "../http/pagination.ts";
 import { ApiError, conflict, notFound } from "../http/problem.ts";
 import type { JobService } from "../jobs/service.ts";
+import { type ActiveJob, jobOnTable, TableJobs } from "../jobs/table-jobs.ts";
 import { addDays, utcDate } from "../schedules/timing.ts";
 import type { TableService } from "../tables/service.ts";
 import { type CrunchTrigger, clusterColumnNames } from "./schemas.ts";
-
-/** Statuses in which a job may still commit to its table. */
-const ACTIVE: JobStatus[] = ["queued", "offered", "running", "cancelling"];
 
 export interface CrunchFilter {
   tableId?: string | undefined;
@@ -36,13 +32,17 @@ export interface CrunchFilter {
 }
 
 export class CrunchService {
+  private readonly tableJobs: TableJobs;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly jobs: JobService,
     private readonly tables: TableService,
     private readonly config: ConfigService,
-  ) {}
+  ) {
+    this.tableJobs = new TableJobs(db, jobs, tables, CRUNCH_KINDS);
+  }
 
   /**
    * Queues a crunch of the table, bypassing its schedule. 404 for an unknown table; 409 unless its
@@ -60,35 +60,21 @@ export class CrunchService {
         `Onboarding has not produced the table's recipe: table '${table.name}' onboarding is '${table.onboardingStatus}'. ` +
           `Check GET /api/v1/onboarding/${table.id}/status, or send ?skip_recipe_check=true to crunch without a recipe.`,
       );
-    const active = await this.activeOf(table.id);
+    const active = await this.tableJobs.activeOf(table.id);
     if (active) throw overlapping(table, active);
-
-    const id = newId("job");
-    const insert = this.jobs.insertStatement(
-      {
+    const outcome = await this.tableJobs.queue(
+      jobOnTable(table, {
         kind: "crunch",
         payload: await this.payload(table, trigger),
-        tableId: table.id,
-        priority: trigger.priority ?? table.priority,
-        requires: [uriScheme(table.uri)],
+        priority: trigger.priority,
         trigger: "manual",
         createdBy: options.actor,
-      },
-      id,
+      }),
     );
-    const withdraw = this.db
-      .delete(jobs)
-      .where(and(eq(jobs.id, id), exists(this.activeQuery(table.id, id))))
-      .returning({ id: jobs.id });
-    const [[created], withdrawn] = await this.db.batch([insert, withdraw]);
-    if (withdrawn.length > 0 || !created) {
-      const winner = await this.activeOf(table.id);
-      throw winner
-        ? overlapping(table, winner)
-        : conflict(`Another crunch of table '${table.name}' was triggered at the same moment; try again.`);
-    }
-    this.jobs.notifyWork();
-    return created;
+    if ("job" in outcome) return outcome.job;
+    throw outcome.active
+      ? overlapping(table, outcome.active)
+      : conflict(`Another crunch of table '${table.name}' was triggered at the same moment; try again.`);
   }
 
   /** A crunch or optimize job; 404 for any other id. */
@@ -178,28 +164,9 @@ export class CrunchService {
       mutation_interval_minutes: values.mutation_interval_threshold_minutes,
     };
   }
-
-  private activeQuery(tableId: string, except?: string) {
-    return this.db
-      .select({ id: jobs.id, status: jobs.status })
-      .from(jobs)
-      .where(
-        and(
-          eq(jobs.tableId, tableId),
-          inArray(jobs.kind, [...CRUNCH_KINDS]),
-          inArray(jobs.status, ACTIVE),
-          except !== undefined ? ne(jobs.id, except) : undefined,
-        ),
-      );
-  }
-
-  private async activeOf(tableId: string): Promise<{ id: string; status: JobStatus } | undefined> {
-    const [active] = await this.activeQuery(tableId).limit(1);
-    return active;
-  }
 }
 
-function overlapping(table: LakeTable, active: { id: string; status: JobStatus }) {
+function overlapping(table: LakeTable, active: ActiveJob) {
   return conflict(
     `Table '${table.name}' has crunch job '${active.id}' ${active.status}; a table's crunches never overlap ` +
       `(each commits to the table's log). Wait for it (GET /api/v1/crunch/${active.id}/metrics) ` +

@@ -12,9 +12,8 @@ import {
 } from "@lakesmith/shared/jobs";
 import type { Job } from "../db/schema.ts";
 import { TERMINAL_STATUSES } from "../jobs/service.ts";
+import { iso } from "../jobs/view.ts";
 import type { CrunchJobWire, CrunchMetricsWire } from "./schemas.ts";
-
-const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 const asKind = (kind: string): CrunchKind => (kind === "optimize" ? "optimize" : "crunch");
 

@@ -45,7 +45,9 @@ export const JobSchema = z
 
 export type JobView = z.infer<typeof JobSchema>;
 
-const iso = (d: Date | null) => d?.toISOString() ?? null;
+/** A time (a Date or epoch milliseconds) as ISO 8601 text, null stays null: the wire form of every timestamp. */
+export const iso = (d: Date | number | null): string | null =>
+  d === null ? null : new Date(d).toISOString();
 
 /** What connected agents can do, to explain why a queued job waits. */
 export type Abilities = { kinds: string[]; capabilities: string[] }[];

@@ -13,17 +13,13 @@
  * job never overwrites a retry's.
  */
 import { type Clock, newId } from "@lakesmith/shared";
-import {
-  ONBOARDING_KIND,
-  type OnboardingPayload,
-  OnboardingRecipeSchema,
-  uriScheme,
-} from "@lakesmith/shared/jobs";
+import { ONBOARDING_KIND, type OnboardingPayload, OnboardingRecipeSchema } from "@lakesmith/shared/jobs";
 import { and, eq, inArray, isNull, type SQL } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
 import { type Job, type LakeTable, lakeTables } from "../db/schema.ts";
 import { conflict, notFound } from "../http/problem.ts";
 import type { JobEnd, JobService } from "../jobs/service.ts";
+import { jobOnTable } from "../jobs/table-jobs.ts";
 
 export interface OnboardingState {
   table: LakeTable;
@@ -47,16 +43,13 @@ export class OnboardingService {
     const id = newId("job");
     const payload: OnboardingPayload = { table_id: table.id, uri: table.uri, format: table.format };
     const insert = this.jobs.insertStatement(
-      {
+      jobOnTable(table, {
         kind: ONBOARDING_KIND,
         payload,
-        tableId: table.id,
-        priority: table.priority,
-        requires: [uriScheme(table.uri)],
         trigger: options.trigger,
         createdBy: options.createdBy,
         dedupeKey: options.dedupeKey ?? null,
-      },
+      }),
       id,
     );
     return { id, insert };

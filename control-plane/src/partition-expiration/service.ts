@@ -10,7 +10,6 @@
  * holds one back.
  */
 import type { Clock } from "@lakesmith/shared";
-import { uriScheme } from "@lakesmith/shared/jobs";
 import { PARTITION_EXPIRATION_KIND, type PartitionExpirationPayload } from "@lakesmith/shared/maintenance";
 import { sql } from "drizzle-orm";
 import type { ConfigService } from "../config/service.ts";
@@ -19,7 +18,7 @@ import { type Job, type JobStatus, jobs, type LakeTable } from "../db/schema.ts"
 import type { Page } from "../http/pagination.ts";
 import { conflict, invalidField, notFound } from "../http/problem.ts";
 import type { JobService } from "../jobs/service.ts";
-import { type ActiveJob, TableJobs } from "../jobs/table-jobs.ts";
+import { type ActiveJob, jobOnTable, TableJobs } from "../jobs/table-jobs.ts";
 import { utcDate } from "../schedules/timing.ts";
 import type { TableService } from "../tables/service.ts";
 import type { PartitionExpirationTrigger } from "./schemas.ts";
@@ -36,7 +35,7 @@ export class PartitionExpirationService {
   ) {
     // Validates write nothing, so they take no part in the overlap rule.
     const writes = sql`coalesce(json_extract(${jobs.payload}, '$.validate'), 0) = 0`;
-    this.tableJobs = new TableJobs(db, jobService, tables, PARTITION_EXPIRATION_KIND, writes);
+    this.tableJobs = new TableJobs(db, jobService, tables, [PARTITION_EXPIRATION_KIND], writes);
   }
 
   /**
@@ -68,15 +67,12 @@ export class PartitionExpirationService {
       recipe: table.recipe ?? null,
     };
     const outcome = await this.tableJobs.queue(
-      {
+      jobOnTable(table, {
         kind: PARTITION_EXPIRATION_KIND,
         payload,
-        tableId: table.id,
-        priority: table.priority,
-        requires: [uriScheme(table.uri)],
         trigger: "manual",
         createdBy: options.actor,
-      },
+      }),
       !options.validate,
     );
     if ("job" in outcome) return outcome.job;

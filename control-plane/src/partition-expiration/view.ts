@@ -9,9 +9,8 @@ import {
 } from "@lakesmith/shared/maintenance";
 import type { Job } from "../db/schema.ts";
 import { resultNote } from "../jobs/table-jobs.ts";
+import { iso } from "../jobs/view.ts";
 import type { PartitionExpirationJobWire } from "./schemas.ts";
-
-const iso = (d: Date | number | null) => (d === null ? null : new Date(d).toISOString());
 
 export function partitionExpirationJobView(job: Job): PartitionExpirationJobWire {
   const asked = PartitionExpirationPayloadSchema.safeParse(job.payload);

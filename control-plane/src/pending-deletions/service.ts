@@ -15,7 +15,6 @@
  * finish hook moves the record on in the batch that ends the job.
  */
 import { type Clock, newId } from "@lakesmith/shared";
-import { uriScheme } from "@lakesmith/shared/jobs";
 import {
   RECOVER_KIND,
   type RecoverPayload,
@@ -36,6 +35,7 @@ import {
 import type { Page } from "../http/pagination.ts";
 import { conflict, notFound } from "../http/problem.ts";
 import type { FinishHook, JobEnd, JobService } from "../jobs/service.ts";
+import { jobOnTable } from "../jobs/table-jobs.ts";
 import type { TableService } from "../tables/service.ts";
 import type { PendingDeletionFilter } from "./schemas.ts";
 
@@ -187,15 +187,7 @@ export class PendingDeletionService {
         .where(pending)
         .returning(),
       this.jobs.insertStatement(
-        {
-          kind: RECOVER_KIND,
-          payload,
-          tableId: table.id,
-          priority: table.priority,
-          requires: [uriScheme(table.uri)],
-          trigger: "manual",
-          createdBy: actor,
-        },
+        jobOnTable(table, { kind: RECOVER_KIND, payload, trigger: "manual", createdBy: actor }),
         jobId,
       ),
       // The claim lost a race: the job goes again in the same transaction.

@@ -1,8 +1,7 @@
 /** The API's view of a pending deletion record. */
 import type { PendingDeletion } from "../db/schema.ts";
+import { iso } from "../jobs/view.ts";
 import type { PendingDeletionWire } from "./schemas.ts";
-
-const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 export function pendingDeletionView(r: PendingDeletion): PendingDeletionWire {
   return {

@@ -8,14 +8,13 @@
  * have no log that says which files are unreferenced. A table's vacuums never overlap (the same
  * file would be proposed twice); see `TableJobs` for why exactly one of two racing triggers wins.
  */
-import { uriScheme } from "@lakesmith/shared/jobs";
 import { VACUUM_KIND, type VacuumPayload } from "@lakesmith/shared/maintenance";
 import type { Db } from "../db/index.ts";
 import type { Job, JobStatus, LakeTable } from "../db/schema.ts";
 import type { Page } from "../http/pagination.ts";
 import { conflict, notFound } from "../http/problem.ts";
 import type { JobService } from "../jobs/service.ts";
-import { type ActiveJob, TableJobs } from "../jobs/table-jobs.ts";
+import { type ActiveJob, jobOnTable, TableJobs } from "../jobs/table-jobs.ts";
 import type { PendingDeletionService } from "../pending-deletions/service.ts";
 import type { TableService } from "../tables/service.ts";
 import type { VacuumTrigger } from "./schemas.ts";
@@ -29,7 +28,7 @@ export class VacuumService {
     private readonly tables: TableService,
     private readonly deletions: PendingDeletionService,
   ) {
-    this.tableJobs = new TableJobs(db, jobs, tables, VACUUM_KIND);
+    this.tableJobs = new TableJobs(db, jobs, tables, [VACUUM_KIND]);
   }
 
   /** Queues a vacuum of a Delta table; 404 unknown table, 409 other formats or an active vacuum. */
@@ -53,15 +52,9 @@ export class VacuumService {
       dry_run: trigger.dry_run,
       keep: await this.deletions.keepPaths(table.id),
     };
-    const outcome = await this.tableJobs.queue({
-      kind: VACUUM_KIND,
-      payload,
-      tableId: table.id,
-      priority: table.priority,
-      requires: [uriScheme(table.uri)],
-      trigger: "manual",
-      createdBy: actor,
-    });
+    const outcome = await this.tableJobs.queue(
+      jobOnTable(table, { kind: VACUUM_KIND, payload, trigger: "manual", createdBy: actor }),
+    );
     if ("job" in outcome) return outcome.job;
     throw overlapping(table, outcome.active);
   }

@@ -12,9 +12,8 @@ import {
 } from "@lakesmith/shared/maintenance";
 import type { Job } from "../db/schema.ts";
 import { resultNote } from "../jobs/table-jobs.ts";
+import { iso } from "../jobs/view.ts";
 import type { VacuumJobWire } from "./schemas.ts";
-
-const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 export function vacuumJobView(job: Job): VacuumJobWire {
   const asked = VacuumPayloadSchema.safeParse(job.payload);
