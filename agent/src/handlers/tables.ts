@@ -15,6 +15,7 @@ import {
   VACUUM_KIND,
   VacuumPayloadSchema,
 } from "@lakesmith/shared/maintenance";
+import type { z } from "zod";
 import type { AgentConfig } from "../config.ts";
 import { runCrunch } from "../crunch/run.ts";
 import { runInspection } from "../inspect/run.ts";
@@ -22,7 +23,7 @@ import { runPartitionExpiration } from "../maintenance/expire.ts";
 import { runHardDelete } from "../maintenance/hard-delete.ts";
 import { runRecover } from "../maintenance/recover.ts";
 import { runVacuum } from "../maintenance/vacuum.ts";
-import { defineHandler, type JobHandler } from "../registry.ts";
+import { defineHandler, type JobContext, type JobHandler } from "../registry.ts";
 import { type ObjectStore, type StoreOptions, storeFor } from "../store/index.ts";
 
 export type TableHandlerConfig = Pick<
@@ -41,51 +42,34 @@ export function storeOptions(config: TableHandlerConfig): StoreOptions {
   };
 }
 
+/** What every table job gets: the table's store, and the agent's memory limit for DuckDB. */
+export interface TableJobOptions {
+  store: ObjectStore;
+  memoryLimitMb: number;
+}
+
 export function tableHandlers(config: TableHandlerConfig): JobHandler[] {
   const options = storeOptions(config);
-  const store = (uri: string): ObjectStore => storeFor(uri, options);
-  const maintenance = (uri: string) => ({ store: store(uri), memoryLimitMb: config.memory_limit_mb });
-  const crunchOf = (kind: "crunch" | "optimize") =>
+  /** A handler of a job on the table at its payload's `uri`: the URI the allow list checks. */
+  const onTable = <S extends z.ZodType<{ uri: string }>>(
+    kind: string,
+    payload: S,
+    run: (ctx: JobContext<z.infer<S>>, table: TableJobOptions) => Promise<Record<string, unknown>>,
+  ) =>
     defineHandler({
       kind,
-      payload: CrunchPayloadSchema,
-      locations: (payload) => [payload.uri],
-      run: async (ctx) =>
-        runCrunch(kind, ctx, { store: store(ctx.payload.uri), memoryLimitMb: config.memory_limit_mb }),
+      payload,
+      locations: (p) => [p.uri],
+      run: (ctx) =>
+        run(ctx, { store: storeFor(ctx.payload.uri, options), memoryLimitMb: config.memory_limit_mb }),
     });
   return [
-    defineHandler({
-      kind: "onboarding",
-      payload: OnboardingPayloadSchema,
-      locations: (payload) => [payload.uri],
-      run: async (ctx) =>
-        runInspection(ctx, { store: store(ctx.payload.uri), memoryLimitMb: config.memory_limit_mb }),
-    }),
-    crunchOf("crunch"),
-    crunchOf("optimize"),
-    defineHandler({
-      kind: VACUUM_KIND,
-      payload: VacuumPayloadSchema,
-      locations: (payload) => [payload.uri],
-      run: async (ctx) => runVacuum(ctx, maintenance(ctx.payload.uri)),
-    }),
-    defineHandler({
-      kind: PARTITION_EXPIRATION_KIND,
-      payload: PartitionExpirationPayloadSchema,
-      locations: (payload) => [payload.uri],
-      run: async (ctx) => runPartitionExpiration(ctx, maintenance(ctx.payload.uri)),
-    }),
-    defineHandler({
-      kind: RECOVER_KIND,
-      payload: RecoverPayloadSchema,
-      locations: (payload) => [payload.uri],
-      run: async (ctx) => runRecover(ctx, maintenance(ctx.payload.uri)),
-    }),
-    defineHandler({
-      kind: HARD_DELETE_KIND,
-      payload: HardDeletePayloadSchema,
-      locations: (payload) => [payload.uri],
-      run: async (ctx) => runHardDelete(ctx, maintenance(ctx.payload.uri)),
-    }),
+    onTable("onboarding", OnboardingPayloadSchema, runInspection),
+    onTable("crunch", CrunchPayloadSchema, (ctx, table) => runCrunch("crunch", ctx, table)),
+    onTable("optimize", CrunchPayloadSchema, (ctx, table) => runCrunch("optimize", ctx, table)),
+    onTable(VACUUM_KIND, VacuumPayloadSchema, runVacuum),
+    onTable(PARTITION_EXPIRATION_KIND, PartitionExpirationPayloadSchema, runPartitionExpiration),
+    onTable(RECOVER_KIND, RecoverPayloadSchema, runRecover),
+    onTable(HARD_DELETE_KIND, HardDeletePayloadSchema, runHardDelete),
   ];
 }
