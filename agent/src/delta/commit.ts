@@ -16,7 +16,9 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Clock, systemClock } from "@lakesmith/shared/time";
+import type { z } from "zod";
 import type { Engine } from "../engine/duckdb.ts";
+import { JobError } from "../registry.ts";
 import type { ObjectStore } from "../store/index.ts";
 import { AGENT_VERSION } from "../version.ts";
 import { type AddFile, addToJson, type RemoveFile, removeToJson } from "./actions.ts";
@@ -242,14 +244,22 @@ function runs(versions: number[]): [number, number][] {
 }
 
 /**
- * What the job that made the commit at `version` recorded under `JOB_RESULT_FIELD`; undefined when
- * it recorded nothing. The snapshot's own commits are used when they hold the version.
+ * What the job that made the commit at `version` recorded under `JOB_RESULT_FIELD`, as `schema`
+ * reads it: a retried job reports its earlier commit with this. The snapshot's own commits are
+ * used when they hold the version. A missing or unreadable result fails the job for good: the
+ * commit is made and must not be made again.
  */
-export async function recordedJobResult(
+export async function recordedJobResult<T>(
   store: ObjectStore,
   snapshot: Pick<Snapshot, "commits">,
   version: number,
-): Promise<unknown> {
+  schema: z.ZodType<T>,
+): Promise<T> {
   const record = snapshot.commits.find((c) => c.version === version) ?? (await readCommit(store, version, 0));
-  return record.commitInfo?.[JOB_RESULT_FIELD];
+  const parsed = schema.safeParse(record.commitInfo?.[JOB_RESULT_FIELD]);
+  if (!parsed.success)
+    throw new JobError(`this job already committed version ${version}, without a readable result`, {
+      retryable: false,
+    });
+  return parsed.data;
 }

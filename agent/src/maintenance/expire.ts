@@ -289,11 +289,7 @@ async function earlierResult(
   snapshot: Snapshot,
   version: number,
 ): Promise<PartitionExpirationResult> {
-  const parsed = PartitionExpirationResultSchema.safeParse(await recordedJobResult(store, snapshot, version));
-  if (!parsed.success)
-    throw new JobError(`this job already committed version ${version}, without a readable result`, {
-      retryable: false,
-    });
+  const recorded = await recordedJobResult(store, snapshot, version, PartitionExpirationResultSchema);
   const record = snapshot.commits.find((c) => c.version === version) ?? (await readCommit(store, version, 0));
   const removed = new Set(record.actions.flatMap((a) => ("remove" in a ? [a.remove.rawPath] : [])));
   const before = await loadSnapshot(store, engine, {
@@ -304,7 +300,7 @@ async function earlierResult(
     .filter((f) => removed.has(f.rawPath))
     .sort((a, b) => comparePaths(a.path, b.path))
     .map((f) => expiredFile(store, f));
-  return { ...parsed.data, files, files_count: files.length, committed_version: version };
+  return { ...recorded, files, files_count: files.length, committed_version: version };
 }
 
 function expiredFile(store: ObjectStore, f: AddFile): ExpiredFile {

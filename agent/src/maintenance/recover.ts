@@ -200,10 +200,8 @@ async function earlierResult(
   snapshot: Snapshot,
   version: number,
 ): Promise<RecoverResult> {
-  const parsed = RecoverResultSchema.safeParse(await recordedJobResult(store, snapshot, version));
-  if (!parsed.success)
-    throw new JobError(`this job already committed version ${version}, without a readable result`, {
-      retryable: false,
-    });
-  return { ...parsed.data, committed_version: version };
+  return {
+    ...(await recordedJobResult(store, snapshot, version, RecoverResultSchema)),
+    committed_version: version,
+  };
 }
