@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestPlane, type TestPlane } from "./harness.ts";
 import { activeTable, adminCall, createTable, finishOnboarding } from "./support/tables.ts";
@@ -280,6 +281,122 @@ describe("listing tables", () => {
     expect((await page("?status=pending")).total).toBe(4);
     await call("DELETE", `/api/v1/tables/${extra.id}`);
     expect((await page("")).total).toBe(7);
+  });
+});
+
+describe("deep pages of long lists", () => {
+  // More tables than BOOKMARK_STRIDE per list, so deep pages are read from bookmarks; the expected
+  // pages are computed here from the rows themselves, after every kind of change that moves
+  // positions in a list (a table added, deleted, renamed, or moved to another status).
+  let deep: TestPlane;
+  let call: ReturnType<typeof adminCall>;
+  const rows = new Map<string, string>(); // name -> onboarding status
+  beforeAll(async () => {
+    deep = await startTestPlane();
+    call = adminCall(deep);
+    const statuses = ["active", "active", "pending", "failed"];
+    const now = Date.now();
+    await deep.services.db.run(sql`
+      with recursive seq(i) as (select 0 union all select i + 1 from seq where i + 1 < 4200)
+      insert into tables (id, name, uri, format, priority, target_file_size_mb, onboarding_status, created_at, updated_at)
+      select printf('tbl_deep%05d', i), printf('deep.t%05d', (i * 7919) % 4200), printf('s3://lake/t%05d', i), 'delta',
+             'P2', 512, case i % 4 when 0 then 'active' when 1 then 'active' when 2 then 'pending' else 'failed' end,
+             ${now}, ${now}
+      from seq`);
+    for (let i = 0; i < 4200; i++)
+      rows.set(`deep.t${String((i * 7919) % 4200).padStart(5, "0")}`, statuses[i % 4] as string);
+  });
+  afterAll(() => deep.close());
+
+  const expected = (status?: string) =>
+    [...rows]
+      .filter(([, s]) => !status || s === status)
+      .map(([name]) => name)
+      .sort();
+  const offsets = (n: number) => [
+    0,
+    999,
+    1000,
+    1001,
+    1500,
+    1999,
+    2000,
+    2050,
+    n - 1000,
+    n - 101,
+    n - 1,
+    n,
+    n + 5,
+  ];
+
+  async function expectPages(status?: string) {
+    const whole = expected(status);
+    for (const offset of offsets(whole.length).filter((o) => o >= 0))
+      for (const limit of [1, 100, 1000]) {
+        const query = `?offset=${offset}&limit=${limit}${status ? `&status=${status}` : ""}`;
+        const page = await (await call("GET", `/api/v1/tables${query}`)).json();
+        expect({ query, total: page.total, items: page.items.map((t: { name: string }) => t.name) }).toEqual({
+          query,
+          total: whole.length,
+          items: whole.slice(offset, offset + limit),
+        });
+      }
+  }
+
+  it("returns the exact slice at every depth, for all tables and by status, read twice", async () => {
+    for (const status of [undefined, "active", "pending", "failed"]) {
+      await expectPages(status);
+      await expectPages(status); // the second read starts from the bookmarks the first one found
+    }
+  });
+
+  it("stays exact after tables are added, deleted, renamed and moved to another status", async () => {
+    await expectPages();
+    await expectPages("active");
+    const changes: [string, () => Promise<void>][] = [
+      [
+        "added",
+        async () => {
+          for (const name of ["aaa.first", "deep.t00500x", "deep.t03000x"]) {
+            await createTable(deep, name);
+            rows.set(name, "pending");
+          }
+        },
+      ],
+      [
+        "deleted",
+        async () => {
+          for (const name of ["deep.t00010", "deep.t02000"]) {
+            const [{ id }] = await deep.services.db.all<{ id: string }>(
+              sql`select id from tables where name = ${name}`,
+            );
+            expect((await call("DELETE", `/api/v1/tables/${id}`)).status).toBe(204);
+            rows.delete(name);
+          }
+        },
+      ],
+      [
+        "renamed",
+        async () => {
+          await deep.services.db.run(sql`update tables set name = 'zzz.last' where name = 'deep.t00004'`);
+          rows.set("zzz.last", rows.get("deep.t00004") as string);
+          rows.delete("deep.t00004");
+        },
+      ],
+      [
+        "moved to another status",
+        async () => {
+          await deep.services.db.run(sql`update tables set onboarding_status = 'active'
+            where onboarding_status = 'failed' and name < 'deep.t01000'`);
+          for (const [name, status] of rows)
+            if (status === "failed" && name < "deep.t01000") rows.set(name, "active");
+        },
+      ],
+    ];
+    for (const [, change] of changes) {
+      await change();
+      for (const status of [undefined, "active", "pending", "failed"]) await expectPages(status);
+    }
   });
 });
 

@@ -192,12 +192,16 @@ export const inventoryHistory = sqliteTable(
 );
 
 /**
- * How many tables have each onboarding status, kept exact by triggers on `tables` (migration
- * 0002), so the total of a table list costs one row read instead of a count over every table.
+ * How many tables have each onboarding status, kept exact by triggers on `tables` (migrations 0002
+ * and 0004), so the total of a table list costs one row read instead of a count over every table.
+ * `generation` goes up whenever a table joins or leaves the status (or, with it, is renamed): a
+ * position in the status's list by name stays where it was while its generation does, which is
+ * what lets a list remember where its deep pages start (`tables/bookmarks.ts`).
  */
 export const tableStatusCounts = sqliteTable("table_status_counts", {
   status: text("status", { enum: ONBOARDING_STATUSES }).primaryKey(),
   n: integer("n").notNull().default(0),
+  generation: integer("generation").notNull().default(0),
 });
 
 // ---------------------------------------------------------------------------------------------

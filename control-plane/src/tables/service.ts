@@ -4,8 +4,8 @@
  * as the change. Deleting a table deletes its schedules and cancels its jobs that have not started;
  * its inventory history and job history stay.
  *
- * Lists cost what the page costs plus a walk over the index entries they skip (`paging.ts`): the
- * page's rows come from the (status, name) or name index, their schedules from the
+ * Lists cost what the page costs plus a walk over the index entries they skip, bounded by
+ * bookmarks (`paging.ts`, `bookmarks.ts`): the page's rows come from the (status, name) or name index, their schedules from the
  * (table_id, job_type) index, the whole page is built as one JSON text by SQLite, and the total
  * comes from `table_status_counts` (kept by triggers) unless the list is filtered by name, which
  * matches at most one row.
@@ -24,7 +24,8 @@ import type { Page } from "../http/pagination.ts";
 import { ApiError, notFound } from "../http/problem.ts";
 import type { JobService } from "../jobs/service.ts";
 import type { OnboardingService } from "../onboarding/service.ts";
-import { pageRowids, totalOf } from "./paging.ts";
+import { type Bookmark, Bookmarks } from "./bookmarks.ts";
+import { generationOf, nameAt, pageRowids, totalOf } from "./paging.ts";
 import type { TableCreate, TableUpdate } from "./schemas.ts";
 import { tableRows } from "./view.ts";
 
@@ -38,8 +39,13 @@ interface ListStatement {
   all(values: Record<string, unknown>): Promise<Record<string, unknown>[]>;
 }
 
+/** The statements of a table list: its total, a page (walked from either end, or read from a
+ * bookmark), and the walk that finds a bookmark from either end. */
+type ListPart = "total" | "front" | "back" | "seek" | "mark-front" | "mark-back";
+
 export class TableService {
   private readonly statements = new Map<string, ListStatement>();
+  private readonly bookmarks = new Bookmarks();
 
   constructor(
     private readonly db: Db,
@@ -50,7 +56,8 @@ export class TableService {
 
   /**
    * A page of tables by name, as the JSON text of the page's `items` (see `view.ts`), and the total
-   * that matches the filters.
+   * that matches the filters. A deep page of an unfiltered or status-filtered list starts from a
+   * bookmark when one is current (`bookmarks.ts`), else from the nearer end of the list.
    */
   async page(
     filter: TableFilter,
@@ -58,17 +65,62 @@ export class TableService {
     limit: number,
   ): Promise<{ itemsJson: string; total: number; offset: number; limit: number }> {
     const values = { status: filter.status, name: filter.name, offset, limit };
-    const [row] = await this.statement(filter, "total").all(values);
-    const total = Number(row?.n ?? 0);
+    const [head] = await this.statement(filter, "total").all(values);
+    const total = Number(head?.n ?? 0);
+    const done = (items: unknown) => ({ itemsJson: String(items ?? "[]"), total, offset, limit });
+    const list = filter.name === undefined ? (filter.status ?? "*") : undefined;
+    if (list && offset < total) {
+      const generation = Number(head?.generation);
+      const bookmark = await this.bookmark(filter, list, generation, offset, total);
+      if (bookmark) {
+        const [page] = await this.statement(filter, "seek").all({
+          ...values,
+          from: bookmark.name,
+          offset: offset - bookmark.position,
+        });
+        if (Number(page?.generation) === generation) return done(page?.items);
+        // The list changed since the total was read: this page may be cut from a moved position.
+        this.bookmarks.forget(list);
+      }
+    }
     const [page] = await this.statement(filter, total > 2 * offset ? "front" : "back").all(values);
-    return { itemsJson: String(page?.items ?? "[]"), total, offset, limit };
+    return done(page?.items);
+  }
+
+  /**
+   * The bookmark a page at `offset` starts from, found by one walk from the nearer end of the
+   * list when it is not known in `generation`; none for the first `BOOKMARK_STRIDE` rows, or when
+   * the list changed while it was looked for.
+   */
+  private async bookmark(
+    filter: TableFilter,
+    list: string,
+    generation: number,
+    offset: number,
+    total: number,
+  ): Promise<Bookmark | undefined> {
+    const position = Bookmarks.positionFor(offset);
+    if (position === 0) return undefined;
+    const known = this.bookmarks.get(list, generation, position);
+    if (known) return known;
+    const fromEnd = total - 1 - position < position;
+    const skip = fromEnd ? total - 1 - position : position;
+    const [row] = await this.statement(filter, fromEnd ? "mark-back" : "mark-front").all({
+      status: filter.status,
+      skip,
+    });
+    if (typeof row?.name !== "string" || Number(row.generation) !== generation) return undefined;
+    const bookmark = { position, name: row.name };
+    this.bookmarks.set(list, generation, bookmark);
+    return bookmark;
   }
 
   /**
    * The list's statements for one shape of filter, built once: building the page's SQL cost as
-   * much as a fifth of the request. Values come as placeholders (`status`, `name`, `offset`, `limit`).
+   * much as a fifth of the request. Values come as placeholders (`status`, `name`, `offset`,
+   * `limit`; `from` for a page read from a bookmark, `skip` for finding one).
    */
-  private statement(filter: TableFilter, part: "total" | "front" | "back"): ListStatement {
+  private statement(filter: TableFilter, part: ListPart): ListStatement {
     const key = `${filter.status ? "status" : ""}/${filter.name !== undefined ? "name" : ""}/${part}`;
     let statement = this.statements.get(key);
     if (statement) return statement;
@@ -78,22 +130,31 @@ export class TableService {
     ].filter((c): c is SQL => c !== undefined);
     const where = conditions.length ? and(...conditions) : undefined;
     const total = totalOf(filter, where, sql.placeholder("status"));
+    const generation = sql<number>`${generationOf(filter, sql.placeholder("status"))}`;
+    const one = sql`(select 1)`;
     if (part === "total") {
       statement = this.db
-        .select({ n: sql<number | null>`${total}` })
-        .from(sql`(select 1)`)
+        .select({ n: sql<number | null>`${total}`, generation })
+        .from(one)
+        .prepare();
+    } else if (part === "mark-front" || part === "mark-back") {
+      const name = nameAt(where, sql.placeholder("skip"), part === "mark-back");
+      statement = this.db
+        .select({ name: sql<string | null>`${name}`, generation })
+        .from(one)
         .prepare();
     } else {
       const offset = sql.placeholder("offset");
       const limit = sql.placeholder("limit");
-      const rowids = pageRowids(where, offset, limit, part === "back" ? total : undefined);
-      const rows = tableRows(this.db, sql`${lakeTables}.rowid in ${rowids}`)
+      const window = part === "back" ? { total } : part === "seek" ? { from: sql.placeholder("from") } : {};
+      const rows = tableRows(this.db, sql`${lakeTables}.rowid in ${pageRowids(where, offset, limit, window)}`)
         .orderBy(asc(lakeTables.name))
         .as("page");
       // Concatenated, not json_group_array(json(item)): each item is JSON text already, and
       // parsing it again cost more than building it.
+      const items = sql<string>`'[' || coalesce(group_concat(${rows.item}, ','), '') || ']'`;
       statement = this.db
-        .select({ items: sql<string>`'[' || coalesce(group_concat(${rows.item}, ','), '') || ']'` })
+        .select(part === "seek" ? { items, generation } : { items })
         .from(rows)
         .prepare();
     }

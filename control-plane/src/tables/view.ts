@@ -14,8 +14,12 @@ import { alias } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/index.ts";
 import { lakeTables, SCHEDULE_JOB_TYPES, type ScheduleJobType, schedules } from "../db/schema.ts";
 
-/** Epoch milliseconds as `Date.toISOString()` writes them; null stays null. */
-const iso = (ms: AnyColumn) => sql`strftime('%Y-%m-%dT%H:%M:%fZ', ${ms} / 1000.0, 'unixepoch')`;
+/**
+ * Epoch milliseconds as `Date.toISOString()` writes them; null stays null. `datetime` with
+ * `subsec` writes the same digits as `strftime('%Y-%m-%dT%H:%M:%fZ', ...)` at about half the cost
+ * (a fifth of a 100-table page's SQL time).
+ */
+const iso = (ms: AnyColumn) => sql`(replace(datetime(${ms} / 1000.0, 'unixepoch', 'subsec'), ' ', 'T') || 'Z')`;
 
 type ScheduleAlias = ReturnType<typeof alias<typeof schedules, string>>;
 const scheduleOf = Object.fromEntries(

@@ -62,11 +62,18 @@ describe("tables in workerd", () => {
     expect(jobs.items).toHaveLength(1);
     expect(jobs.items[0]?.payload.date_range).toEqual({ start: "2026-01-01", end: "2026-01-02" });
     const got = (await (await call(`/api/v1/tables/${table.id}`)).json()) as {
+      created_at: string;
       schedule: {
-        crunch: { schedule_type: string; enabled: boolean; next_run_at: string | null };
+        crunch: { schedule_type: string; enabled: boolean; next_run_at: string | null; created_at: string };
         vacuum: null;
       };
     };
+    // Timestamps are written by D1's SQLite (`view.ts`), as Date.toISOString() writes them.
+    const stored = await env.DB.prepare("select created_at from tables where id = ?")
+      .bind(table.id)
+      .first<{ created_at: number }>();
+    expect(got.created_at).toBe(new Date(stored?.created_at ?? 0).toISOString());
+    expect(got.schedule.crunch.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(got.schedule.crunch).toMatchObject({
       schedule_type: "backfill",
       enabled: true,
