@@ -3,13 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  boundFor,
   type CrunchWriteSettings,
   checkSchema,
   checksumFiles,
   compareChecksums,
   Engine,
-  parseType,
   rewriteFiles,
   sqlString,
   type TableColumn,
@@ -195,7 +193,6 @@ describe("rewriteFiles", () => {
         note: 0,
         flag: 0,
         device: { os: 200, "build no": 0 },
-        tags: 0,
         added_later: 1_000,
       },
     });
@@ -219,45 +216,5 @@ describe("rewriteFiles", () => {
     };
     expect(await encodings("v1")).not.toContain("DELTA_BINARY_PACKED");
     expect(await encodings("v2")).toContain("DELTA_BINARY_PACKED");
-  });
-});
-
-describe("Delta stats encoding", () => {
-  it("bounds timestamps outward to the millisecond and leaves out what a double cannot hold", () => {
-    expect(boundFor("timestamptz", "1714521600000999", "min")).toBe("2024-05-01T00:00:00.000Z");
-    expect(boundFor("timestamptz", "1714521600000001", "max")).toBe("2024-05-01T00:00:00.001Z");
-    expect(boundFor("timestamptz", "1714521600001000", "max")).toBe("2024-05-01T00:00:00.001Z");
-    expect(boundFor("timestamptz", "-1", "min")).toBe("1969-12-31T23:59:59.999Z");
-    expect(boundFor("timestamptz", "253402300800000000", "max")).toBeUndefined();
-    expect(boundFor("integer", "9007199254740993", "max")).toBeUndefined();
-    expect(boundFor("decimal", "12345678901234567.89", "max")).toBeUndefined();
-    expect(boundFor("decimal", "-0.05", "min")).toBe(-0.05);
-    expect(boundFor("float", "NaN", "max")).toBeUndefined();
-    expect(boundFor("string", "é".repeat(33), "min")).toBe("é".repeat(32));
-    expect(boundFor("string", "é".repeat(33), "max")).toBeUndefined();
-  });
-
-  it("reads struct fields, quoted names and complex leaves from DuckDB's type spelling", () => {
-    expect(
-      parseType(
-        'STRUCT(a INTEGER, "b, ""c""" STRUCT(d DECIMAL(10,2), e VARCHAR[]), f MAP(VARCHAR, INTEGER))',
-      ),
-    ).toEqual({
-      struct: [
-        { name: "a", type: { leaf: "integer" } },
-        {
-          name: 'b, "c"',
-          type: {
-            struct: [
-              { name: "d", type: { leaf: "decimal" } },
-              { name: "e", type: { leaf: "none" } },
-            ],
-          },
-        },
-        { name: "f", type: { leaf: "none" } },
-      ],
-    });
-    expect(parseType("TIMESTAMP")).toEqual({ leaf: "none" });
-    expect(parseType("BOOLEAN")).toEqual({ leaf: "none" });
   });
 });

@@ -307,6 +307,12 @@ async function rewriteBin(
       ...compareChecksums(before, written.checksum),
       ...(await checkSchema(engine, outputs, job.columns)),
     ];
+    // The row counts the log will state come from the writer: they must add up to what was read back.
+    const stated = sum(written.files.map((f) => f.rows));
+    if (stated !== written.checksum.rows)
+      found.push(
+        `the written files' statistics state ${stated} rows, the files hold ${written.checksum.rows}`,
+      );
     // Two more scans, only after a mismatch, so the report names the columns that differ.
     if (found.length > 0) found.push(...(await explainMismatch(engine, job.inputs, outputs, job.columns)));
     return found;

@@ -6,4 +6,5 @@ export * from "./checksum.ts";
 export * from "./duckdb.ts";
 export * from "./profile.ts";
 export * from "./rewrite.ts";
+export * from "./stats.ts";
 export * from "./tune.ts";

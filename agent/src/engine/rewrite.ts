@@ -7,37 +7,28 @@
  *    for it, and writes Parquet with the chosen codec, level, row-group size and page version into a
  *    private folder, starting a new file once one passes `targetFileBytes` (DuckDB's
  *    `FILE_SIZE_BYTES`, checked between row groups, so a file overshoots by at most one row group).
- *    Without a sort, insertion order is not preserved, which lets DuckDB write in parallel.
- * 2. One aggregate scan of the written files, grouped by file, yields both the output checksum
- *    (checksum.ts) and each file's statistics, so validation and statistics share one read.
- *
- * Statistics follow Delta's "Per-file Statistics" (PROTOCOL.md) and err on the side of omission: a
- * missing bound only costs data skipping, a wrong one returns wrong query results. See `boundFor`.
+ *    Without a sort, insertion order is not preserved, which lets DuckDB write in parallel. The
+ *    `COPY` returns each file's row count and column statistics (`RETURN_STATS`): the Delta
+ *    statistics come from them (stats.ts), not from reading the files again.
+ * 2. One aggregate scan of the written files yields the output checksum (checksum.ts), which
+ *    validation compares with the inputs'.
  *
  * @example
  * const written = await rewriteFiles(engine, { inputs, columns, outDir, namePrefix: `part-${uuid}`,
  *   settings, targetFileBytes: 128 * 2 ** 20 });
  */
-import { mkdir, readdir, rename, rm, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, rename, rm, stat } from "node:fs/promises";
+import { basename, join } from "node:path";
 import type { CrunchSettings } from "@lakesmith/shared/jobs";
 import {
   type Checksum,
-  canonicalTypes,
-  checksumAggregates,
+  checksumFiles,
   checksumFromRows,
   readAsColumns,
   type TableColumn,
 } from "./checksum.ts";
 import { type Engine, sqlIdent, sqlString } from "./duckdb.ts";
-
-/** Delta per-file statistics; nested objects mirror struct columns. */
-export interface DeltaStats {
-  numRecords: number;
-  minValues: Record<string, unknown>;
-  maxValues: Record<string, unknown>;
-  nullCount: Record<string, unknown>;
-}
+import { type CopyStatsRow, type DeltaStats, statLeaves, statsFromCopy } from "./stats.ts";
 
 export interface WrittenFile {
   path: string;
@@ -74,9 +65,6 @@ export interface RewriteResult {
   /** The content checksum of everything written: compare it with `checksumFiles` of the inputs. */
   checksum: Checksum;
 }
-
-/** Strings longer than this get no max bound and a truncated min (Delta's default prefix length). */
-export const STATS_STRING_PREFIX = 32;
 
 /** The `COPY` options for `settings`, shared with tune.ts so trials write exactly as crunch does. */
 export function parquetOptions(settings: CrunchWriteSettings): string {
@@ -119,21 +107,30 @@ export async function rewriteFiles(engine: Engine, options: RewriteOptions): Pro
   await mkdir(options.outDir, { recursive: true });
   try {
     const select = await readAsColumns(engine, options.inputs, columns);
-    await withInsertionOrder(engine, settings.sort_columns.length > 0, () =>
-      engine.run(
+    const leaves = await statLeaves(engine, columns);
+    const copied = await withInsertionOrder(engine, settings.sort_columns.length > 0, () =>
+      engine.query<CopyStatsRow>(
         `copy (${select}${orderBy(settings.sort_columns)}) to ${sqlString(staging)} (${parquetOptions(settings)}, ` +
-          `file_size_bytes ${Math.max(1, Math.floor(options.targetFileBytes))}, filename_pattern 'f{i}')`,
+          `file_size_bytes ${Math.max(1, Math.floor(options.targetFileBytes))}, filename_pattern 'f{i}', return_stats true)`,
       ),
     );
-    const written = (await readdir(staging)).filter((f) => f.endsWith(".parquet"));
-    written.sort((a, b) => fileIndex(a) - fileIndex(b));
-    const paths: string[] = [];
-    for (const [i, name] of written.entries()) {
+    copied.sort((a, b) => fileIndex(a.filename) - fileIndex(b.filename));
+    const files: WrittenFile[] = [];
+    for (const [i, row] of copied.entries()) {
       const path = join(options.outDir, `${options.namePrefix}-c${String(i).padStart(3, "0")}.parquet`);
-      await rename(join(staging, name), path);
-      paths.push(path);
+      await rename(join(staging, basename(row.filename)), path);
+      const stats = statsFromCopy(leaves, row);
+      files.push({ path, bytes: (await stat(path)).size, rows: stats.numRecords, stats });
     }
-    return await describeWritten(engine, paths, columns);
+    const checksum =
+      files.length > 0
+        ? await checksumFiles(
+            engine,
+            files.map((f) => f.path),
+            columns,
+          )
+        : checksumFromRows(columns, []);
+    return { files, checksum };
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
@@ -141,202 +138,4 @@ export async function rewriteFiles(engine: Engine, options: RewriteOptions): Pro
 
 function fileIndex(name: string): number {
   return Number(/(\d+)\.parquet$/.exec(name)?.[1] ?? 0);
-}
-
-/** One scan of written files: each file's rows and statistics, and the checksum of all of them. */
-export async function describeWritten(
-  engine: Engine,
-  paths: readonly string[],
-  columns: readonly TableColumn[],
-): Promise<RewriteResult> {
-  if (paths.length === 0) return { files: [], checksum: checksumFromRows(columns, []) };
-  const types = await canonicalTypes(
-    engine,
-    columns.map((c) => c.type),
-  );
-  const leaves = columns.flatMap((c, i) =>
-    statLeaves([c.name], sqlIdent(c.name), parseType(types[i] as string)),
-  );
-  const statSql = leaves.flatMap((leaf, i) => {
-    const parts = [`count(${leaf.expr}) as st_n_${i}`];
-    const bound = boundSql(leaf.kind, leaf.expr);
-    if (bound) parts.push(`${bound.min} as st_min_${i}`, `${bound.max} as st_max_${i}`);
-    return parts;
-  });
-  const select = await readAsColumns(engine, paths, columns, { filename: true });
-  const rows = await engine.query(
-    `select filename, ${[checksumAggregates(columns), ...statSql].join(", ")} from (${select}) group by filename`,
-  );
-  const byPath = new Map(rows.map((r) => [String(r.filename), r]));
-  const files: WrittenFile[] = [];
-  for (const path of paths) {
-    const row = byPath.get(path) ?? { ck_rows: 0 };
-    const numRecords = Number(row.ck_rows ?? 0);
-    const stats: DeltaStats = { numRecords, minValues: {}, maxValues: {}, nullCount: {} };
-    leaves.forEach((leaf, i) => {
-      setPath(stats.nullCount, leaf.path, numRecords - Number(row[`st_n_${i}`] ?? 0));
-      const min = boundFor(leaf.kind, row[`st_min_${i}`], "min");
-      const max = boundFor(leaf.kind, row[`st_max_${i}`], "max");
-      if (min !== undefined) setPath(stats.minValues, leaf.path, min);
-      if (max !== undefined) setPath(stats.maxValues, leaf.path, max);
-    });
-    files.push({ path, bytes: (await stat(path)).size, rows: numRecords, stats });
-  }
-  return { files, checksum: checksumFromRows(columns, rows) };
-}
-
-/** How a leaf's min/max are written in Delta stats; `none` gets only a null count. */
-export type BoundKind = "integer" | "decimal" | "float" | "date" | "timestamptz" | "string" | "none";
-
-/** A DuckDB type as far as statistics care: structs have fields, everything else is a leaf. */
-export type ParsedType = { struct: { name: string; type: ParsedType }[] } | { leaf: BoundKind };
-
-const KINDS: Record<string, BoundKind> = {
-  TINYINT: "integer",
-  SMALLINT: "integer",
-  INTEGER: "integer",
-  BIGINT: "integer",
-  DECIMAL: "decimal",
-  FLOAT: "float",
-  DOUBLE: "float",
-  DATE: "date",
-  "TIMESTAMP WITH TIME ZONE": "timestamptz",
-  VARCHAR: "string",
-};
-
-/**
- * Parses DuckDB's canonical type spelling (`canonicalTypes`). Lists, maps, booleans, blobs and
- * timestamps without zone are leaves without bounds: Delta does not bound complex types, and the
- * stats encoding of TIMESTAMP_NTZ is left out rather than guessed.
- */
-export function parseType(type: string): ParsedType {
-  const t = type.trim();
-  if (t.startsWith("STRUCT(") && t.endsWith(")")) {
-    return { struct: splitTopLevel(t.slice(7, -1)).map(parseField) };
-  }
-  if (t.endsWith("]") || t.startsWith("MAP(") || t.startsWith("UNION(")) return { leaf: "none" };
-  return { leaf: KINDS[t.replace(/\(.*\)$/, "")] ?? "none" };
-}
-
-function parseField(field: string): { name: string; type: ParsedType } {
-  const f = field.trim();
-  if (f.startsWith('"')) {
-    let end = 1;
-    let name = "";
-    while (end < f.length) {
-      if (f[end] === '"' && f[end + 1] === '"') {
-        name += '"';
-        end += 2;
-      } else if (f[end] === '"') break;
-      else name += f[end++];
-    }
-    return { name, type: parseType(f.slice(end + 1)) };
-  }
-  const space = f.indexOf(" ");
-  return { name: f.slice(0, space), type: parseType(f.slice(space + 1)) };
-}
-
-function splitTopLevel(s: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let quoted = false;
-  let start = 0;
-  for (let i = 0; i < s.length; i++) {
-    const ch = s[i];
-    if (ch === '"') quoted = !quoted;
-    else if (!quoted && (ch === "(" || ch === "[")) depth++;
-    else if (!quoted && (ch === ")" || ch === "]")) depth--;
-    else if (!quoted && depth === 0 && ch === ",") {
-      out.push(s.slice(start, i));
-      start = i + 1;
-    }
-  }
-  out.push(s.slice(start));
-  return out.filter((x) => x.trim() !== "");
-}
-
-interface StatLeaf {
-  path: string[];
-  expr: string;
-  kind: BoundKind;
-}
-
-function statLeaves(path: string[], expr: string, type: ParsedType): StatLeaf[] {
-  if ("leaf" in type) return [{ path, expr, kind: type.leaf }];
-  return type.struct.flatMap((f) =>
-    statLeaves([...path, f.name], `struct_extract(${expr}, ${sqlString(f.name)})`, f.type),
-  );
-}
-
-function boundSql(kind: BoundKind, expr: string): { min: string; max: string } | undefined {
-  switch (kind) {
-    case "none":
-      return undefined;
-    case "timestamptz":
-      return { min: `epoch_us(min(${expr}))::varchar`, max: `epoch_us(max(${expr}))::varchar` };
-    case "string":
-      return { min: `min(${expr})`, max: `max(${expr})` };
-    default:
-      return { min: `min(${expr})::varchar`, max: `max(${expr})::varchar` };
-  }
-}
-
-/** ISO-8601 without an expanded year: 0000-01-01 to 9999-12-31. */
-const MIN_DATE_MS = -62167219200000;
-const MAX_DATE_MS = 253402300799999;
-
-/**
- * A min or max in Delta's JSON encoding, or undefined where no bound is safe to state:
- * - integers and decimals as JSON numbers only while a double holds them exactly;
- * - floats only when finite;
- * - dates as `YYYY-MM-DD` in years 0000–9999;
- * - timestamps as ISO-8601 with milliseconds and `Z`, the min truncated down and the max rounded up
- *   to the millisecond (Delta readers compare at millisecond precision);
- * - strings up to `STATS_STRING_PREFIX` characters; a longer min is cut to that prefix (still a lower
- *   bound), a longer max is omitted.
- */
-export function boundFor(kind: BoundKind, raw: unknown, side: "min" | "max"): unknown {
-  if (raw === null || raw === undefined || kind === "none") return undefined;
-  const text = String(raw);
-  switch (kind) {
-    case "integer": {
-      const n = Number(text);
-      return Number.isSafeInteger(n) ? n : undefined;
-    }
-    case "decimal": {
-      const digits = text.replace(/^-/, "").replace(".", "").replace(/^0+/, "");
-      return digits.length <= 15 ? Number(text) : undefined;
-    }
-    case "float": {
-      const n = Number(text);
-      return Number.isFinite(n) ? n : undefined;
-    }
-    case "date":
-      return /^\d{4}-\d{2}-\d{2}$/.test(text) ? text : undefined;
-    case "timestamptz": {
-      const us = BigInt(text);
-      const ms = side === "min" ? floorDiv(us, 1000n) : -floorDiv(-us, 1000n);
-      const n = Number(ms);
-      return n >= MIN_DATE_MS && n <= MAX_DATE_MS ? new Date(n).toISOString() : undefined;
-    }
-    case "string": {
-      const chars = Array.from(text);
-      if (chars.length <= STATS_STRING_PREFIX) return text;
-      return side === "min" ? chars.slice(0, STATS_STRING_PREFIX).join("") : undefined;
-    }
-  }
-}
-
-function floorDiv(a: bigint, b: bigint): bigint {
-  const q = a / b;
-  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
-}
-
-function setPath(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
-  let node = target;
-  for (const key of path.slice(0, -1)) {
-    node[key] ??= {};
-    node = node[key] as Record<string, unknown>;
-  }
-  node[path[path.length - 1] as string] = value;
 }
