@@ -10,6 +10,7 @@ import { signingKeyLoader } from "./auth/signing-key.ts";
 import { ConfigService } from "./config/service.ts";
 import { CrunchService } from "./crunch/service.ts";
 import type { Db } from "./db/index.ts";
+import type { StatementCache } from "./db/statement-cache.ts";
 import type { DocsAssets } from "./docs/assets.ts";
 import { FeatureFlagService } from "./feature-flags/service.ts";
 import { HealthService } from "./health/service.ts";
@@ -29,6 +30,8 @@ import { VacuumService } from "./vacuum/service.ts";
 /** What `createApp` needs from its runtime. */
 export interface AppDeps {
   db: Db;
+  /** Prepared read-only statements, where the runtime can keep them (Node's embedded file). */
+  statements?: StatementCache;
   clock?: Clock;
   /** HMAC key for access tokens; when absent the installation generates and stores one. */
   jwtSecret?: string;
@@ -89,7 +92,7 @@ export function createServices(deps: AppDeps): Services {
   const hub = deps.hub ? deps.hub({ jobs, agents, clock }) : new LocalHub(jobs, agents, clock);
   jobs.onWork(() => hub.poke());
   const onboarding = new OnboardingService(deps.db, clock, jobs);
-  const tables = new TableService(deps.db, clock, jobs, onboarding);
+  const tables = new TableService(deps.db, clock, jobs, onboarding, deps.statements);
   const slots = new SlotService(deps.db, config);
   recordDeletions(deps.db, jobs);
   const pendingDeletions = new PendingDeletionService(deps.db, clock, jobs, tables);

@@ -28,9 +28,11 @@ export type TestPlane = Awaited<ReturnType<typeof startTestPlane>>;
 
 export async function startTestPlane(options: { clock?: Clock } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "lakesmith-test-"));
-  const { db, client } = await openNodeDatabase(`file:${join(dir, "test.db")}`);
+  const database = await openNodeDatabase(`file:${join(dir, "test.db")}`);
+  const { db } = database;
   const services = createServices({
     db,
+    ...(database.statements ? { statements: database.statements } : {}),
     docsAssets: nodeDocsAssets(),
     ...(options.clock ? { clock: options.clock } : {}),
   });
@@ -85,7 +87,7 @@ export async function startTestPlane(options: { clock?: Clock } = {}) {
     userWithRole,
     apiKey,
     close() {
-      client.close();
+      database.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -367,9 +367,10 @@ describe("deep pages of long lists", () => {
         "deleted",
         async () => {
           for (const name of ["deep.t00010", "deep.t02000"]) {
-            const [{ id }] = await deep.services.db.all<{ id: string }>(
+            const [table] = await deep.services.db.all<{ id: string }>(
               sql`select id from tables where name = ${name}`,
             );
+            const id = table?.id;
             expect((await call("DELETE", `/api/v1/tables/${id}`)).status).toBe(204);
             rows.delete(name);
           }

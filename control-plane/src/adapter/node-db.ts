@@ -5,14 +5,20 @@ import { fileURLToPath } from "node:url";
 import { type Client, createClient } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
+import Database from "libsql";
 import type { Db } from "../db/index.ts";
 import * as schema from "../db/schema.ts";
+import type { StatementCache } from "../db/statement-cache.ts";
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
 
 export interface NodeDatabase {
   db: Db;
   client: Client;
+  /** Prepared read-only statements on a second connection; only for an embedded file. */
+  statements?: StatementCache;
+  /** Closes the client and the statement cache's connection. */
+  close(): void;
 }
 
 export async function openNodeDatabase(url: string, authToken?: string): Promise<NodeDatabase> {
@@ -36,5 +42,41 @@ export async function openNodeDatabase(url: string, authToken?: string): Promise
   await client.execute("PRAGMA foreign_keys = ON");
   const db = drizzle(client, { schema });
   await migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
-  return { db, client };
+  const reader = url.startsWith("file:") && !url.startsWith("file::memory:") ? openReader(url) : undefined;
+  return {
+    db,
+    client,
+    ...(reader ? { statements: reader.statements } : {}),
+    close() {
+      reader?.close();
+      client.close();
+    },
+  };
+}
+
+/**
+ * A second connection to an embedded database file that keeps its statements prepared
+ * (`StatementCache`). In WAL mode it reads the last committed state, like the client's own
+ * connection between transactions; it never writes.
+ */
+function openReader(url: string): { statements: StatementCache; close(): void } {
+  const path = url.slice("file:".length).split("?")[0] as string;
+  const connection = new Database(path);
+  connection.exec("PRAGMA busy_timeout = 5000");
+  connection.exec("PRAGMA mmap_size = 268435456");
+  // Keyed by SQL text: callers build their statements once (a bounded set), not per call.
+  const prepared = new Map<string, Database.Statement>();
+  return {
+    statements: {
+      rows(sql, params) {
+        let statement = prepared.get(sql);
+        if (!statement) {
+          statement = connection.prepare(sql).raw(true);
+          prepared.set(sql, statement);
+        }
+        return statement.all(params) as unknown[][];
+      },
+    },
+    close: () => connection.close(),
+  };
 }

@@ -46,10 +46,12 @@ export interface NodeServer {
 }
 
 export async function startNodeServer(options: NodeServerOptions): Promise<NodeServer> {
-  const { db, client } = await openNodeDatabase(options.dbUrl, options.dbAuthToken);
+  const database = await openNodeDatabase(options.dbUrl, options.dbAuthToken);
+  const { db } = database;
   let hub: LocalHub | undefined;
   const services = createServices({
     db,
+    ...(database.statements ? { statements: database.statements } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.jwtSecret ? { jwtSecret: options.jwtSecret } : {}),
     ...(options.docsAssets ? { docsAssets: options.docsAssets } : {}),
@@ -118,7 +120,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
         (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
       });
       wss.close();
-      client.close();
+      database.close();
     },
   };
 }

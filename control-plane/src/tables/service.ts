@@ -20,6 +20,7 @@ import {
   type OnboardingStatus,
   schedules,
 } from "../db/schema.ts";
+import { preparedRows, type StatementCache } from "../db/statement-cache.ts";
 import type { Page } from "../http/pagination.ts";
 import { ApiError, notFound } from "../http/problem.ts";
 import type { JobService } from "../jobs/service.ts";
@@ -52,6 +53,7 @@ export class TableService {
     private readonly clock: Clock,
     private readonly jobs: JobService,
     private readonly onboarding: OnboardingService,
+    private readonly statementCache?: StatementCache,
   ) {}
 
   /**
@@ -132,17 +134,14 @@ export class TableService {
     const total = totalOf(filter, where, sql.placeholder("status"));
     const generation = sql<number>`${generationOf(filter, sql.placeholder("status"))}`;
     const one = sql`(select 1)`;
+    const cache = this.statementCache;
     if (part === "total") {
-      statement = this.db
-        .select({ n: sql<number | null>`${total}`, generation })
-        .from(one)
-        .prepare();
+      const query = this.db.select({ n: sql<number | null>`${total}`, generation }).from(one);
+      statement = preparedRows(query, ["n", "generation"], cache);
     } else if (part === "mark-front" || part === "mark-back") {
       const name = nameAt(where, sql.placeholder("skip"), part === "mark-back");
-      statement = this.db
-        .select({ name: sql<string | null>`${name}`, generation })
-        .from(one)
-        .prepare();
+      const query = this.db.select({ name: sql<string | null>`${name}`, generation }).from(one);
+      statement = preparedRows(query, ["name", "generation"], cache);
     } else {
       const offset = sql.placeholder("offset");
       const limit = sql.placeholder("limit");
@@ -153,10 +152,8 @@ export class TableService {
       // Concatenated, not json_group_array(json(item)): each item is JSON text already, and
       // parsing it again cost more than building it.
       const items = sql<string>`'[' || coalesce(group_concat(${rows.item}, ','), '') || ']'`;
-      statement = this.db
-        .select(part === "seek" ? { items, generation } : { items })
-        .from(rows)
-        .prepare();
+      const query = this.db.select({ items, generation }).from(rows);
+      statement = preparedRows(query, ["items", "generation"], cache);
     }
     this.statements.set(key, statement);
     return statement;
