@@ -6,18 +6,20 @@
  * validation scans) may take at most `1 / TARGET_THROUGHPUT` times a plain zstd rewrite. The tuner
  * measures on the sample what a plain write and a validation scan cost, gives tuning its share
  * (`TUNE_SHARE`), and what is left is the allowance for the write: a candidate qualifies when its write
- * took at most `allowance` times the plain one. On a table whose validation is cheap the allowance is
- * near 1: better compression must come at (almost) no cost.
+ * took at most `allowance` times the plain one. The allowance is never below 1: where validation is
+ * so costly that even the plain write misses the target, a candidate that writes no slower than plain
+ * still costs nothing against it, and a smaller output is then the only gain left.
  *
  * Bounds: the sample is whole files spread across the bin, at most `sampleRows` rows (default: a
  * sixteenth of the bin, between 32,768 and 262,144 rows) from at most `sampleFiles` files, loaded once
  * into a temporary table. Trials stop once the time box is spent: `TUNE_SHARE` of the bin's estimated
- * plain write time, at most 10 s, or `timeBudgetMs` (the plain trial always runs). The candidates come in the
- * order of what they usually gain per millisecond: plain encoding (no dictionaries), sort orders, zstd
- * levels, Parquet v2 (only when the caller allows it). Sorting can make files larger as well as smaller
- * (it breaks the arrival order that encodings may already exploit), so sorted candidates compete like
- * the others; sort keys are the table's cluster columns and the sample's low-cardinality columns, fewest
- * distinct values first.
+ * plain write time, at most 10 s, or `timeBudgetMs`; the plain, plain-encoding and (where allowed)
+ * v2 trials always run. The candidates come in the order of what they usually gain per millisecond:
+ * plain encoding (no dictionaries), Parquet v2 (only when the caller allows it; its encodings wrote
+ * no slower than v1's where measured), sort orders, zstd levels. Sorting can make files larger as
+ * well as smaller (it breaks the arrival order that encodings may already exploit), so sorted
+ * candidates compete like the others; sort keys are the table's cluster columns and the sample's
+ * low-cardinality columns, fewest distinct values first.
  *
  * The row-group size is not a trial (a sample holds about one row group): it is the bin's rows spread
  * over the engine's threads, so every thread writes one large row group in parallel, capped so that a
@@ -146,10 +148,11 @@ export function pickTrial(trials: readonly Trial[], allowance: number): Trial {
 /**
  * The write allowance (times plain) that keeps a crunch at `TARGET_THROUGHPUT`: out of `1 / target`
  * times the plain write, tuning takes `TUNE_SHARE`, validation `validationRatio` (its scans' time over
- * the plain write's) and the noise margin; the rest is the write's.
+ * the plain write's) and the noise margin; the rest is the write's, but never less than 1 (see the
+ * module comment).
  */
 export function writeAllowance(validationRatio: number): number {
-  return 1 / TARGET_THROUGHPUT - TUNE_SHARE - NOISE_MARGIN - validationRatio;
+  return Math.max(1, 1 / TARGET_THROUGHPUT - TUNE_SHARE - NOISE_MARGIN - validationRatio);
 }
 
 /** Measures candidates on a sample of the bin and returns the chosen settings with the trials. */
@@ -182,9 +185,12 @@ export async function tuneSettings(
 
     const rowGroups = rowGroupSize(sample.binRows, sample.bytesPerRow, sample.threads);
     const base: CrunchWriteSettings = { ...PLAIN_SETTINGS, row_group_size: rowGroups };
-    // Always measured: the encoding is what most often decides a table's size.
+    // Always measured: the encoding is what most often decides a table's size, and v2 pages where the
+    // table's readers accept them (a choice made for the table, worth one trial whatever the budget).
     await run({ ...base, dictionary_encoding: false });
-    const encoding = best().settings.dictionary_encoding;
+    if (options.allowParquetV2)
+      await run({ ...base, dictionary_encoding: best().settings.dictionary_encoding, parquet_version: "v2" });
+    const { dictionary_encoding: encoding, parquet_version: version } = best().settings;
     // A sort of the whole bin costs more per row than the sample's (n log n), and one that does not
     // fit in memory spills: sorts are tried only when the bin fits in SORT_MEMORY_SHARE of the limit,
     // and their trial times are scaled by log(bin rows) / log(sample rows).
@@ -201,15 +207,18 @@ export async function tuneSettings(
       : [];
     for (const key of keys) {
       if (!withinBudget()) break;
-      const trial = await run({ ...base, dictionary_encoding: encoding, sort_columns: key });
+      const trial = await run({
+        ...base,
+        dictionary_encoding: encoding,
+        parquet_version: version,
+        sort_columns: key,
+      });
       trial.ms *= sortScale;
     }
     for (const level of [1, 9]) {
       if (!withinBudget()) break;
       await run({ ...best().settings, row_group_size: rowGroups, compression_level: level });
     }
-    if (options.allowParquetV2 && withinBudget())
-      await run({ ...best().settings, row_group_size: rowGroups, parquet_version: "v2" });
 
     const winner = best();
     const chosen: CrunchWriteSettings = { ...winner.settings, row_group_size: rowGroups };
