@@ -9,8 +9,9 @@
  *    (`engine/tune.ts`): the choice and the trials behind it go into the result.
  * 4. Per bin: get local copies (a `file://` table is read in place), rewrite with DuckDB, validate
  *    (same schema, same rows, same order-insensitive checksum of every column) and upload the new
- *    files under fresh names. A mismatch fails the job before anything is committed. One bin is on
- *    local disk at a time, so disk and memory are bounded by the bin, not the table.
+ *    files under fresh names, the upload beside the next bin's rewrite. A mismatch fails the job
+ *    before anything is committed. At most two bins are on local disk at a time (one rewriting, one
+ *    uploading), so disk and memory are bounded by the bin, not the table.
  * 5. Commit once: `remove` (dataChange false) of every input and `add` of every output, with the job
  *    id in commitInfo. A concurrent append is merged by the commit; if another writer removed one of
  *    our inputs, the bins that read it are dropped and the rest commit.
@@ -55,6 +56,7 @@ import {
   explainMismatch,
   rewriteFiles,
   tuneSettings,
+  type WrittenFile,
 } from "../engine/index.ts";
 import type { JobContext } from "../registry.ts";
 import { JobError } from "../registry.ts";
@@ -153,39 +155,49 @@ export async function runCrunch(
     let settings: CrunchSettings | null = null;
     const outputs: BinOutput[] = [];
     let doneBytes = 0;
-    for (const [index, { partition, bin }] of bins.entries()) {
-      signal.throwIfAborted();
-      const binDir = join(ctx.scratchDir, `bin-${index}`);
-      await mkdir(binDir, { recursive: true });
-      try {
-        const inputs = await phases.time("download", () =>
-          localPaths(
-            store,
-            bin.map((f) => f.key),
-            join(binDir, "in"),
-            signal,
-          ),
-        );
-        const chosen: CrunchSettings =
-          settings ??
-          (pass.kind === "optimize"
-            ? OPTIMIZE_SETTINGS
-            : await phases.time("tune", () =>
-                tuneSettings(engine, {
-                  inputs,
-                  columns,
-                  clusterColumns: cluster,
-                  enumeratedColumns: (payload.recipe?.enumerated_columns ?? []).filter((c) =>
-                    columns.some((col) => col.name === c),
-                  ),
-                  allowParquetV2: payload.parquet_v2 ?? false,
-                  scratchDir: join(binDir, "tune"),
-                }),
-              ));
-        if (!settings) log.info({ settings: chosen }, "rewrite settings chosen");
-        settings = chosen;
-        outputs.push(
-          await rewriteBin(engine, store, phases, {
+    // A bin's upload runs beside the next bin's rewrite (I/O beside DuckDB's CPU work), one at a
+    // time, so at most two bins are on local disk. It settles to its error, never rejects: a failure
+    // surfaces when the loop next waits for it, not as an unhandled rejection meanwhile.
+    let upload: Promise<Error | null> = Promise.resolve(null);
+    const uploaded = async () => {
+      const err = await upload;
+      upload = Promise.resolve(null);
+      if (err) throw err;
+    };
+    try {
+      for (const [index, { partition, bin }] of bins.entries()) {
+        signal.throwIfAborted();
+        const binDir = join(ctx.scratchDir, `bin-${index}`);
+        await mkdir(binDir, { recursive: true });
+        let rewritten: RewrittenBin;
+        try {
+          const inputs = await phases.time("download", () =>
+            localPaths(
+              store,
+              bin.map((f) => f.key),
+              join(binDir, "in"),
+              signal,
+            ),
+          );
+          const chosen: CrunchSettings =
+            settings ??
+            (pass.kind === "optimize"
+              ? OPTIMIZE_SETTINGS
+              : await phases.time("tune", () =>
+                  tuneSettings(engine, {
+                    inputs,
+                    columns,
+                    clusterColumns: cluster,
+                    enumeratedColumns: (payload.recipe?.enumerated_columns ?? []).filter((c) =>
+                      columns.some((col) => col.name === c),
+                    ),
+                    allowParquetV2: payload.parquet_v2 ?? false,
+                    scratchDir: join(binDir, "tune"),
+                  }),
+                ));
+          if (!settings) log.info({ settings: chosen }, "rewrite settings chosen");
+          settings = chosen;
+          rewritten = await rewriteBin(engine, phases, {
             partition,
             bin,
             inputs,
@@ -193,21 +205,35 @@ export async function runCrunch(
             settings: chosen,
             targetBytes,
             binDir,
-            partitionColumns,
-          }),
+          });
+        } catch (err) {
+          await rm(binDir, { recursive: true, force: true });
+          throw err;
+        }
+        await uploaded();
+        upload = (async () => {
+          try {
+            outputs.push(await phases.time("upload", () => uploadBin(store, rewritten, partitionColumns)));
+          } finally {
+            await rm(binDir, { recursive: true, force: true });
+          }
+        })().then(
+          () => null,
+          (err: Error) => err,
         );
-      } finally {
-        await rm(binDir, { recursive: true, force: true });
+        doneBytes += bin.reduce((n, f) => n + f.size, 0);
+        ctx.progress({
+          phase: "rewriting",
+          bins_done: index + 1,
+          bins_total: bins.length,
+          bytes_done: doneBytes,
+          bytes_total: totalBytes,
+          fraction: totalBytes ? doneBytes / totalBytes : 1,
+        });
       }
-      doneBytes += bin.reduce((n, f) => n + f.size, 0);
-      ctx.progress({
-        phase: "rewriting",
-        bins_done: index + 1,
-        bins_total: bins.length,
-        bytes_done: doneBytes,
-        bytes_total: totalBytes,
-        fraction: totalBytes ? doneBytes / totalBytes : 1,
-      });
+      await uploaded();
+    } finally {
+      await upload;
     }
 
     const resultOf = (committed: number | null, kept: BinOutput[]): CrunchResult =>
@@ -274,9 +300,17 @@ async function earlierResult(store: ObjectStore, snapshot: Snapshot, version: nu
 
 type PlannedFile = AddFile & { key: string };
 
+/** A validated bin: its rewritten files, still in the bin's scratch folder. */
+interface RewrittenBin {
+  partition: string;
+  bin: PlannedFile[];
+  files: WrittenFile[];
+  outDir: string;
+  rows: number;
+}
+
 async function rewriteBin(
   engine: Engine,
-  store: ObjectStore,
   phases: Phases,
   job: {
     partition: PartitionPlan<PlannedFile>;
@@ -286,9 +320,8 @@ async function rewriteBin(
     settings: CrunchSettings;
     targetBytes: number;
     binDir: string;
-    partitionColumns: string[];
   },
-): Promise<BinOutput> {
+): Promise<RewrittenBin> {
   const outDir = join(job.binDir, "out");
   const before = await phases.time("validate", () => checksumFiles(engine, job.inputs, job.columns));
   const written = await phases.time("rewrite", () =>
@@ -322,17 +355,31 @@ async function rewriteBin(
       `validation failed for partition '${job.partition.partition || "(table)"}', nothing committed: ${[...new Set(problems)].join("; ")}`,
       { retryable: false },
     );
+  return {
+    partition: job.partition.partition,
+    bin: job.bin,
+    files: written.files,
+    outDir,
+    rows: before.rows,
+  };
+}
 
-  const partitionValues = job.bin[0]?.partitionValues ?? {};
-  const folder = partitionFolder(partitionValues, job.partitionColumns);
+/** Uploads a validated bin's files under fresh names in its partition's folder. */
+async function uploadBin(
+  store: ObjectStore,
+  rewritten: RewrittenBin,
+  partitionColumns: string[],
+): Promise<BinOutput> {
+  const partitionValues = rewritten.bin[0]?.partitionValues ?? {};
+  const folder = partitionFolder(partitionValues, partitionColumns);
   const adds: BinOutput["adds"] = [];
-  for (const file of written.files) {
-    const name = file.path.slice(outDir.length + 1).replaceAll("/", "-");
+  for (const file of rewritten.files) {
+    const name = file.path.slice(rewritten.outDir.length + 1).replaceAll("/", "-");
     const key = `${folder}${name}`;
-    await phases.time("upload", () => store.write(key, { file: file.path }));
+    await store.write(key, { file: file.path });
     adds.push({ path: key, size: file.bytes, rows: file.rows, stats: file.stats, partitionValues });
   }
-  return { partition: job.partition.partition, removes: job.bin, adds, rows: before.rows };
+  return { partition: rewritten.partition, removes: rewritten.bin, adds, rows: rewritten.rows };
 }
 
 /** Hive-style folder of a partition, escaped like Delta writers do (`date=2026-01-01/`). */
@@ -511,7 +558,10 @@ const OPTIMIZE_SETTINGS: CrunchSettings = {
   trials: [],
 };
 
-/** Milliseconds spent per phase, summed over bins. */
+/**
+ * Milliseconds spent per phase, summed over bins. Uploads run beside the next bin's rewrite, so the
+ * phases can add up to more than the job's duration.
+ */
 class Phases {
   private readonly ms: Record<string, number> = {};
 
