@@ -4,9 +4,14 @@
  * For each table, a fresh copy is registered through the API, onboarded and crunched by a
  * `lakesmith-agent` child process (the control plane runs in this process on a libSQL file); then
  * the same input files are rewritten with a plain `COPY (select * from read_parquet(files)) TO ...
- * (FORMAT parquet, COMPRESSION zstd)`. Printed per table: input MB, MB/s of both (crunch: the job's
- * own duration, from loading the log to the commit, validation included), their ratio, DRR of both,
- * the settings crunch chose and why, and the agent's peak RSS (VmHWM).
+ * (FORMAT parquet, COMPRESSION zstd)`, once before the crunch and once after, so that load from other
+ * work on a shared machine weighs on both sides alike. Printed per table: input MB, MB/s of both
+ * (crunch: the job's own duration, from loading the log to the commit, validation included; plain:
+ * the mean of its two runs' times), their ratio, DRR of both, the CPU seconds each took (plain: the
+ * mean of its runs; crunch: the agent process's, which contention does not inflate as it does wall
+ * time), the settings crunch chose and why, and the agent's peak RSS (VmHWM).
+ *
+ * BENCH_TABLES (comma-separated, default `events,covid`) picks the tables.
  *
  * Tables: an events table of BENCH_DAYS x BENCH_FILES_PER_DAY small snappy files (default 8 x 50 =
  * 400 files, BENCH_ROWS_PER_FILE rows each: timestamps, low-cardinality strings, ids, decimals),
@@ -28,6 +33,7 @@ const DAYS = Number(process.env.BENCH_DAYS ?? 8);
 const FILES_PER_DAY = Number(process.env.BENCH_FILES_PER_DAY ?? 50);
 const ROWS_PER_FILE = Number(process.env.BENCH_ROWS_PER_FILE ?? 25_000);
 const MEMORY_LIMIT_MB = Number(process.env.BENCH_MEMORY_LIMIT_MB ?? 768);
+const TABLES = new Set((process.env.BENCH_TABLES ?? "events,covid").split(",").map((t) => t.trim()));
 const FIXTURE = join(DELTA_FIXTURES, "COVID-19_NYT");
 const ADMIN_KEY = `lsk_${"b".repeat(40)}`;
 const MB = 1024 * 1024;
@@ -41,6 +47,8 @@ interface Row {
   ratio: number;
   plainDrr: number;
   crunchDrr: number;
+  plainCpuS: number;
+  crunchCpuS: number;
   peakRssMb: number;
   settings: string;
   phases: Record<string, number>;
@@ -73,22 +81,26 @@ async function main() {
 
   const rows: Row[] = [];
   try {
-    const events = join(dir, "events");
-    process.stdout.write(`generating ${DAYS * FILES_PER_DAY} files of ${ROWS_PER_FILE} rows... `);
-    const generated = await writeEventsTable(events, {
-      days: DAYS,
-      filesPerDay: FILES_PER_DAY,
-      rowsPerFile: ROWS_PER_FILE,
-    });
-    process.stdout.write(`${(generated.bytes / MB).toFixed(0)} MB\n`);
-    const covid = join(dir, "covid");
-    cpSync(FIXTURE, covid, { recursive: true });
+    const tables: [string, string][] = [];
+    if (TABLES.has("events")) {
+      const events = join(dir, "events");
+      process.stdout.write(`generating ${DAYS * FILES_PER_DAY} files of ${ROWS_PER_FILE} rows... `);
+      const generated = await writeEventsTable(events, {
+        days: DAYS,
+        filesPerDay: FILES_PER_DAY,
+        rowsPerFile: ROWS_PER_FILE,
+      });
+      process.stdout.write(`${(generated.bytes / MB).toFixed(0)} MB\n`);
+      tables.push(["events (generated)", events]);
+    }
+    if (TABLES.has("covid")) {
+      const covid = join(dir, "covid");
+      cpSync(FIXTURE, covid, { recursive: true });
+      tables.push(["COVID-19_NYT", covid]);
+    }
 
-    for (const [name, path] of [
-      ["events (generated)", events],
-      ["COVID-19_NYT", covid],
-    ] as const) {
-      const plain = await plainRewrite(path, join(dir, `plain-${rows.length}`));
+    for (const [name, path] of tables) {
+      const plainBefore = await plainRewrite(path, join(dir, `plain-${rows.length}-before`));
       const { token } = (await api("POST", "/api/v1/agents", { name: `bench-${rows.length}` })).body;
       const agent = spawnAgent({
         LAKESMITH_CONTROL_PLANE: url,
@@ -113,11 +125,15 @@ async function main() {
         backfill_end_date: "2099-12-31",
       });
       if (trigger.status !== 202) throw new Error(`crunch trigger: ${JSON.stringify(trigger.body)}`);
+      const cpuBefore = cpuSeconds(agent.child.pid);
       const job = await waitJob(trigger.body.id);
+      const crunchCpuS = cpuSeconds(agent.child.pid) - cpuBefore;
       const peakRssMb = peakRss(agent.child.pid);
       agent.child.kill("SIGTERM");
       await agent.exited;
       if (job.status !== "succeeded") throw new Error(`crunch failed: ${job.error}`);
+      const plainAfter = await plainRewrite(path, join(dir, `plain-${rows.length}-after`));
+      const plain = { ...plainBefore, ms: (plainBefore.ms + plainAfter.ms) / 2 };
       const r = job.result;
       const crunchMbS = r.bytes_before / MB / (r.duration_ms / 1000);
       rows.push({
@@ -129,10 +145,15 @@ async function main() {
         ratio: crunchMbS / (plain.inputBytes / MB / (plain.ms / 1000)),
         plainDrr: 100 * (1 - plain.outputBytes / plain.inputBytes),
         crunchDrr: r.drr,
+        plainCpuS: (plainBefore.cpuS + plainAfter.cpuS) / 2,
+        crunchCpuS,
         peakRssMb,
         settings: r.settings?.reason ?? "(none)",
         phases: { ...r.phases_ms, total: r.duration_ms },
       });
+      process.stdout.write(
+        `${name}: plain ${Math.round(plainBefore.ms)} ms before the crunch, ${Math.round(plainAfter.ms)} ms after\n`,
+      );
       if (r.bytes_before !== plain.inputBytes)
         process.stdout.write(`note: crunch read ${r.bytes_before} bytes, plain ${plain.inputBytes}\n`);
     }
@@ -143,13 +164,14 @@ async function main() {
 
   const f = (n: number, d = 1) => n.toFixed(d);
   console.log(
-    "\ntable               files  input MB  plain MB/s  crunch MB/s  ratio  plain DRR  crunch DRR  agent peak RSS",
+    "\ntable               files  input MB  plain MB/s  crunch MB/s  ratio  plain DRR  crunch DRR  plain CPU s  crunch CPU s  agent peak RSS",
   );
   for (const r of rows)
     console.log(
       `${r.table.padEnd(20)}${String(r.files).padStart(5)}${f(r.inputMb).padStart(10)}${f(r.plainMbS).padStart(12)}` +
         `${f(r.crunchMbS).padStart(13)}${f(r.ratio, 2).padStart(7)}${`${f(r.plainDrr)}%`.padStart(11)}` +
-        `${`${f(r.crunchDrr)}%`.padStart(12)}${`${f(r.peakRssMb, 0)} MB`.padStart(16)}`,
+        `${`${f(r.crunchDrr)}%`.padStart(12)}${f(r.plainCpuS, 2).padStart(13)}${f(r.crunchCpuS, 2).padStart(14)}` +
+        `${`${f(r.peakRssMb, 0)} MB`.padStart(16)}`,
     );
   for (const r of rows) console.log(`${r.table}: ${r.settings}\n  phases (ms): ${JSON.stringify(r.phases)}`);
   console.log("targets: ratio >= 0.80; crunch DRR >= plain DRR + 10 points; peak RSS < 1024 MB");
@@ -163,17 +185,32 @@ async function plainRewrite(path: string, out: string) {
     const files = snapshot.files.map((f) => join(path, f.path));
     const inputBytes = snapshot.files.reduce((n, f) => n + f.size, 0);
     const target = join(out, "out.parquet");
+    const cpu = process.cpuUsage();
     const started = performance.now();
     await engine.run(
       `copy (select * from read_parquet(${sqlList(files)})) to ${sqlString(target)} (format parquet, compression zstd)`,
     );
     const ms = performance.now() - started;
+    const { user, system } = process.cpuUsage(cpu);
     const outputBytes = statSync(target).size;
-    return { files: files.length, inputBytes, outputBytes, ms };
+    return { files: files.length, inputBytes, outputBytes, ms, cpuS: (user + system) / 1e6 };
   } finally {
     engine.close();
   }
 }
+
+/** CPU time a process has used so far, all its threads (Linux `/proc/<pid>/stat` utime + stime), in seconds. */
+function cpuSeconds(pid: number | undefined): number {
+  if (!pid) return Number.NaN;
+  // Fields after the command name (which may hold spaces) start at the state, field 3.
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return ticks / CLOCK_TICKS;
+}
+
+/** Linux's clock ticks per second for `/proc` times (`getconf CLK_TCK`), 100 on every common kernel. */
+const CLOCK_TICKS = 100;
 
 /** Peak resident memory of a process (Linux `VmHWM`), in MB. */
 function peakRss(pid: number | undefined): number {
