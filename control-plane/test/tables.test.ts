@@ -1,5 +1,8 @@
-import { sql } from "drizzle-orm";
+import { ManualClock } from "@lakesmith/shared";
+import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lakeTables, schedules } from "../src/db/schema.ts";
+import { scheduleToWire } from "../src/schedules/schemas.ts";
 import { startTestPlane, type TestPlane } from "./harness.ts";
 import { activeTable, adminCall, createTable, finishOnboarding } from "./support/tables.ts";
 
@@ -281,6 +284,103 @@ describe("listing tables", () => {
     expect((await page("?status=pending")).total).toBe(4);
     await call("DELETE", `/api/v1/tables/${extra.id}`);
     expect((await page("")).total).toBe(7);
+  });
+});
+
+describe("a table's JSON follows every write", () => {
+  // The list and GET read each row's `wire` JSON, which triggers keep (migration 0005). Here every
+  // kind of write is followed by a comparison with the JSON built from the rows themselves.
+  let plane2: TestPlane;
+  let call: ReturnType<typeof adminCall>;
+  beforeAll(async () => {
+    plane2 = await startTestPlane({ clock: new ManualClock(new Date("2026-03-10T12:00:00.000Z")) });
+    call = adminCall(plane2);
+  });
+  afterAll(() => plane2.close());
+
+  const iso = (d: Date | null) => (d ? d.toISOString() : null);
+  async function fromRows(id: string) {
+    const { db } = plane2.services;
+    const [t] = await db.select().from(lakeTables).where(eq(lakeTables.id, id));
+    if (!t) throw new Error(`no table ${id}`);
+    const rows = await db.select().from(schedules).where(eq(schedules.tableId, id));
+    const byType = (type: string) => {
+      const row = rows.find((r) => r.jobType === type);
+      return row ? scheduleToWire(row) : null;
+    };
+    return {
+      id: t.id,
+      name: t.name,
+      uri: t.uri,
+      format: t.format,
+      priority: t.priority,
+      target_file_size_mb: t.targetFileSizeMb,
+      inventory_report_uri: t.inventoryReportUri,
+      onboarding_status: t.onboardingStatus,
+      onboarding_error: t.onboardingError,
+      onboarding_job_id: t.onboardingJobId,
+      recipe: t.recipe,
+      onboarded_at: iso(t.onboardedAt),
+      schedule: {
+        crunch: byType("crunch"),
+        vacuum: byType("vacuum"),
+        partition_expiration: byType("partition_expiration"),
+      },
+      created_at: iso(t.createdAt),
+      updated_at: iso(t.updatedAt),
+    };
+  }
+  async function expectSame(id: string, step: string) {
+    const expected = await fromRows(id);
+    const got = await (await call("GET", `/api/v1/tables/${id}`)).json();
+    const listed = (await (await call("GET", `/api/v1/tables?name=${expected.name}`)).json()).items[0];
+    expect({ step, got, listed }).toEqual({ step, got: expected, listed: expected });
+  }
+
+  it("after creating, updating, onboarding, scheduling, a tick, a retry and deleting schedules", async () => {
+    const table = await createTable(plane2, "wire.follows", { inventory_report_uri: "s3://inv/a.json" });
+    await expectSame(table.id, "created");
+    expect(
+      (
+        await call("PUT", `/api/v1/tables/${table.id}`, {
+          priority: "P1",
+          target_file_size_mb: 64,
+          inventory_report_uri: null,
+        })
+      ).status,
+    ).toBe(200);
+    await expectSame(table.id, "updated");
+    await finishOnboarding(plane2, table.id);
+    await expectSame(table.id, "onboarded");
+    const daily = { schedule_type: "daily", lookback_start: 3, lookback_end: 1, run_time_utc: "12:30" };
+    expect((await call("POST", `/api/v1/tables/${table.id}/schedule`, daily)).status).toBe(201);
+    const backfill = {
+      schedule_type: "backfill",
+      backfill_col: "event_date",
+      backfill_start_date: "2026-01-01",
+      backfill_end_date: "2026-01-31",
+    };
+    expect((await call("POST", `/api/v1/tables/${table.id}/schedule?job_type=vacuum`, backfill)).status).toBe(
+      201,
+    );
+    await expectSame(table.id, "scheduled");
+    expect((await call("PUT", `/api/v1/tables/${table.id}/schedule`, { enabled: false })).status).toBe(200);
+    expect(
+      (await call("PUT", `/api/v1/tables/${table.id}/schedule`, { enabled: true, run_time_utc: "12:45" }))
+        .status,
+    ).toBe(200);
+    await expectSame(table.id, "schedule updated");
+    const tick = await plane2.services.scheduler.tick(new Date("2026-03-10T13:00:00.000Z"));
+    expect(tick.fired).toBe(2);
+    await expectSame(table.id, "fired");
+    expect((await call("DELETE", `/api/v1/tables/${table.id}/schedule?job_type=vacuum`)).status).toBe(204);
+    await expectSame(table.id, "schedule deleted");
+
+    const failing = await createTable(plane2, "wire.fails");
+    await finishOnboarding(plane2, failing.id, { error: "no such bucket" });
+    await expectSame(failing.id, "onboarding failed");
+    expect((await call("POST", `/api/v1/onboarding/${failing.id}/retry`)).status).toBe(200);
+    await expectSame(failing.id, "retrying");
   });
 });
 

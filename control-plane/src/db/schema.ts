@@ -131,6 +131,13 @@ export const lakeTables = sqliteTable(
     createdBy: text("created_by"),
     createdAt: createdAt(),
     updatedAt: integer("updated_at", { mode: "timestamp_ms" }),
+    /**
+     * The table's own fields as the JSON text of `TableSchema` without `schedule` and without the
+     * closing brace, written by triggers (migration 0005) whenever one of them changes, so a page
+     * of the table list reads each table's JSON instead of building it (`tables/view.ts`). Never
+     * written by the application.
+     */
+    wire: text("wire"),
   },
   (t) => [index("tables_status_name_idx").on(t.onboardingStatus, t.name)],
 );
@@ -168,6 +175,13 @@ export const schedules = sqliteTable(
     lastSlot: text("last_slot"),
     createdAt: createdAt(),
     updatedAt: integer("updated_at", { mode: "timestamp_ms" }),
+    /**
+     * The schedule as the JSON text of `ScheduleSchema` without the fields the scheduler moves
+     * (`next_run_at`, `last_slot`, `updated_at`) and without the closing brace, written by triggers
+     * (migration 0005) when any other field changes; readers add those three (`tables/view.ts`).
+     * A tick's writes never fire them. Never written by the application.
+     */
+    wire: text("wire"),
   },
   (t) => [
     uniqueIndex("schedules_table_job_type_idx").on(t.tableId, t.jobType),
