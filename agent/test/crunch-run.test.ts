@@ -155,6 +155,39 @@ describe("crunch on Delta tables", () => {
     );
   });
 
+  it("reuses the settings an earlier crunch measured, and measures again once the table's v2 choice changes", async () => {
+    const path = join(root, "reuse");
+    await writeEventsTable(path, { days: 3, filesPerDay: 8, rowsPerFile: 2000 });
+    const store = new FileStore(path);
+    const before = await tableChecksum(store, path);
+    const day = (d: string, extra: Partial<CrunchPayload> = {}) =>
+      context(payloadFor(path, { date_range: { start: d, end: d }, backfill_col: "event_date", ...extra }))
+        .ctx;
+
+    const first = await runCrunch("crunch", day("2026-01-01"), { store, memoryLimitMb: 512 });
+    expect(first.settings?.trials.length).toBeGreaterThan(0);
+    expect(first.settings?.tuned_with?.parquet_v2).toBe(false);
+    expect(first.phases_ms?.tune).toBeDefined();
+
+    const second = await runCrunch("crunch", day("2026-01-02"), { store, memoryLimitMb: 512 });
+    expect(second.settings?.reused_from_version).toBe(first.committed_version);
+    expect(second.settings?.trials).toEqual([]);
+    expect(second.settings?.reason).toMatch(/as measured by the crunch committed at version 1/);
+    expect(second.phases_ms?.tune).toBeUndefined();
+    const { reason: _r1, trials: _t1, row_group_size: _g1, ...measured } = first.settings ?? {};
+    expect(second.settings).toMatchObject(measured);
+
+    // Allowing v2 is a new question for the tuner: it measures again, v2 included.
+    const third = await runCrunch("crunch", day("2026-01-03", { parquet_v2: true }), {
+      store,
+      memoryLimitMb: 512,
+    });
+    expect(third.settings?.reused_from_version).toBeUndefined();
+    expect(third.settings?.tuned_with?.parquet_v2).toBe(true);
+    expect(third.settings?.trials.some((t) => t.settings.endsWith("parquet v2"))).toBe(true);
+    expectSameRows(before, await tableChecksum(store, path));
+  });
+
   it("keeps a concurrent append: the crunch commits after it, no row lost or doubled", async () => {
     const path = join(root, "race");
     await writeEventsTable(path, { days: 2, filesPerDay: 8, rowsPerFile: 2000 });

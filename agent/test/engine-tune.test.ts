@@ -8,6 +8,7 @@ import {
   describeSettings,
   Engine,
   pickTrial,
+  reuseSettings,
   rowGroupSize,
   sortCandidates,
   sqlString,
@@ -107,6 +108,64 @@ describe("writeAllowance", () => {
   it("lets a candidate write as fast as plain however costly validation is", () => {
     expect(writeAllowance(0.2)).toBe(1);
     expect(writeAllowance(0.9)).toBe(1);
+  });
+});
+
+describe("reuseSettings", () => {
+  const measured = {
+    compression: "zstd",
+    compression_level: 3,
+    row_group_size: 524_288,
+    sort_columns: ["country"],
+    parquet_version: "v2" as const,
+    dictionary_encoding: false,
+    reason: "measured",
+    trials: [{ settings: "zstd level 3, 524288-row groups, parquet v1", bytes: 10, ms: 5 }],
+    tuned_with: {
+      columns: "at TIMESTAMPTZ, country VARCHAR, status VARCHAR, amount DECIMAL(12,2)",
+      cluster_columns: ["at"],
+      enumerated_columns: ["country"],
+      parquet_v2: true,
+      bytes_per_row: 100,
+    },
+  };
+  const same = {
+    columns,
+    clusterColumns: ["at"],
+    enumeratedColumns: ["country"],
+    allowParquetV2: true,
+    binRows: 300_000,
+    threads: 2,
+    memoryLimitMb: 512,
+  };
+
+  it("keeps what was measured, sizes row groups to this bin, and says where the settings came from", () => {
+    const reused = reuseSettings({ settings: measured, version: 7 }, same);
+    expect(reused).toMatchObject({
+      sort_columns: ["country"],
+      parquet_version: "v2",
+      dictionary_encoding: false,
+      row_group_size: rowGroupSize(300_000, 100, 2),
+      trials: [],
+      reused_from_version: 7,
+      tuned_with: measured.tuned_with,
+    });
+    expect(reused?.reason).toMatch(/as measured by the crunch committed at version 7/);
+  });
+
+  it("measures again when the columns, cluster or enumerated columns or the v2 choice changed", () => {
+    const earlier = { settings: measured, version: 7 };
+    expect(
+      reuseSettings(earlier, { ...same, columns: [...columns, { name: "x", type: "INTEGER" }] }),
+    ).toBeNull();
+    expect(reuseSettings(earlier, { ...same, clusterColumns: ["country"] })).toBeNull();
+    expect(reuseSettings(earlier, { ...same, enumeratedColumns: [] })).toBeNull();
+    expect(reuseSettings(earlier, { ...same, allowParquetV2: false })).toBeNull();
+  });
+
+  it("measures again when the earlier sort would not fit this bin in memory, or the settings were reused", () => {
+    expect(reuseSettings({ settings: measured, version: 7 }, { ...same, binRows: 10_000_000 })).toBeNull();
+    expect(reuseSettings({ settings: { ...measured, reused_from_version: 3 }, version: 7 }, same)).toBeNull();
   });
 });
 

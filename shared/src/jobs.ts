@@ -149,6 +149,21 @@ export const CrunchPartitionSchema = z.object({
 });
 export type CrunchPartition = z.infer<typeof CrunchPartitionSchema>;
 
+/**
+ * What a crunch's settings were measured for. A later crunch of the table reuses them only while all
+ * of it still holds (see the agent's `engine/tune.ts`, `reuseSettings`).
+ */
+export const CrunchTunedWithSchema = z.object({
+  /** The table's data columns and their types, as the rewrite read them (`name TYPE, ...`). */
+  columns: z.string(),
+  cluster_columns: z.array(z.string()),
+  enumerated_columns: z.array(z.string()),
+  parquet_v2: z.boolean(),
+  /** The sample's in-memory bytes per row, from which the row-group size is sized to each bin. */
+  bytes_per_row: z.number().nonnegative(),
+});
+export type CrunchTunedWith = z.infer<typeof CrunchTunedWithSchema>;
+
 /** The rewrite settings a crunch chose, with the measurements behind the choice. */
 export const CrunchSettingsSchema = z.object({
   compression: z.string(),
@@ -169,6 +184,10 @@ export const CrunchSettingsSchema = z.object({
       }),
     )
     .default([]),
+  /** What the trials were measured for; absent on settings that were not measured (optimize). */
+  tuned_with: CrunchTunedWithSchema.optional(),
+  /** Set when the settings are an earlier crunch's, reused: the version that crunch committed. */
+  reused_from_version: z.number().int().nonnegative().optional(),
 });
 export type CrunchSettings = z.infer<typeof CrunchSettingsSchema>;
 

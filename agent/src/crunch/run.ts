@@ -6,7 +6,10 @@
  * 2. Decide the pass: a crunch on a table another writer committed to within the mutation interval
  *    runs as the lighter optimize pass (no re-sort, no tuning), and says why.
  * 3. Plan bins per partition (`plan.ts`); choose rewrite settings from a sample of the first bin
- *    (`engine/tune.ts`): the choice and the trials behind it go into the result.
+ *    (`engine/tune.ts`): the choice and the trials behind it go into the result. A crunch whose
+ *    table's log, since its last checkpoint, holds an earlier crunch's measured choice reuses it
+ *    while it was measured for the same columns, cluster and enumerated columns and v2 choice
+ *    (`reuseSettings`), so tuning is paid about once per checkpoint interval, not every run.
  * 4. Per bin: get local copies (a `file://` table is read in place), rewrite with DuckDB, validate
  *    (same schema, same rows, same order-insensitive checksum of every column) and upload the new
  *    files under fresh names, the upload beside the next bin's rewrite. A mismatch fails the job
@@ -54,6 +57,7 @@ import {
   type DeltaStats,
   Engine,
   explainMismatch,
+  reuseSettings,
   rewriteFiles,
   tuneSettings,
   type WrittenFile,
@@ -152,6 +156,15 @@ export async function runCrunch(
       "planned",
     );
 
+    // What settings are measured for (or an earlier measurement must have been made for).
+    const measure = {
+      columns,
+      clusterColumns: cluster,
+      enumeratedColumns: (payload.recipe?.enumerated_columns ?? []).filter((c) =>
+        columns.some((col) => col.name === c),
+      ),
+      allowParquetV2: payload.parquet_v2 ?? false,
+    };
     let settings: CrunchSettings | null = null;
     const outputs: BinOutput[] = [];
     let doneBytes = 0;
@@ -183,18 +196,10 @@ export async function runCrunch(
             settings ??
             (pass.kind === "optimize"
               ? OPTIMIZE_SETTINGS
-              : await phases.time("tune", () =>
-                  tuneSettings(engine, {
-                    inputs,
-                    columns,
-                    clusterColumns: cluster,
-                    enumeratedColumns: (payload.recipe?.enumerated_columns ?? []).filter((c) =>
-                      columns.some((col) => col.name === c),
-                    ),
-                    allowParquetV2: payload.parquet_v2 ?? false,
-                    scratchDir: join(binDir, "tune"),
-                  }),
-                ));
+              : ((await reuseEarlier(engine, snapshot, bin, measure)) ??
+                (await phases.time("tune", () =>
+                  tuneSettings(engine, { ...measure, inputs, scratchDir: join(binDir, "tune") }),
+                ))));
           if (!settings) log.info({ settings: chosen }, "rewrite settings chosen");
           settings = chosen;
           rewritten = await rewriteBin(engine, phases, {
@@ -259,6 +264,43 @@ export async function runCrunch(
   } finally {
     engine.close();
   }
+}
+
+/**
+ * The settings of this table's latest crunch that measured them, found among the commits the
+ * snapshot read (those since the last checkpoint), as `reuseSettings` adapts them to `bin`; null
+ * when there is none, it no longer holds, or the bin's row count is not in the log.
+ */
+async function reuseEarlier(
+  engine: Engine,
+  snapshot: Snapshot,
+  bin: readonly PlannedFile[],
+  measure: Omit<Parameters<typeof reuseSettings>[1], "binRows" | "threads" | "memoryLimitMb">,
+): Promise<CrunchSettings | null> {
+  const earlier = snapshot.commits
+    .map((c) => ({ version: c.version, settings: measuredSettings(c.commitInfo) }))
+    .findLast((c) => c.settings !== null);
+  if (!earlier?.settings) return null;
+  const rows = bin.map((f) => f.stats?.numRecords);
+  if (rows.some((n) => n === undefined)) return null;
+  const [row] = await engine.query<{ threads: number }>(`select current_setting('threads')::int as threads`);
+  return reuseSettings(
+    { settings: earlier.settings, version: earlier.version },
+    {
+      ...measure,
+      binRows: sum(rows as number[]),
+      threads: Number(row?.threads ?? 1),
+      memoryLimitMb: engine.memoryLimitMb,
+    },
+  );
+}
+
+/** The measured (not reused) settings a crunch recorded in its commit, or null. */
+function measuredSettings(commitInfo: Record<string, unknown> | null): CrunchSettings | null {
+  const parsed = CrunchResultSchema.safeParse(commitInfo?.[JOB_RESULT_FIELD]);
+  if (!parsed.success || parsed.data.job_type !== "crunch") return null;
+  const settings = parsed.data.settings;
+  return settings?.tuned_with && settings.reused_from_version === undefined ? settings : null;
 }
 
 /** The pass to run: a crunch on a table written to within the mutation interval runs as optimize. */

@@ -33,7 +33,7 @@
  */
 import { mkdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import type { CrunchSettings } from "@lakesmith/shared/jobs";
+import type { CrunchSettings, CrunchTunedWith } from "@lakesmith/shared/jobs";
 import { checksumAggregates, readAsColumns, type TableColumn } from "./checksum.ts";
 import { type Engine, sqlIdent, sqlList, sqlString } from "./duckdb.ts";
 import { type CrunchWriteSettings, orderBy, parquetOptions, withInsertionOrder } from "./rewrite.ts";
@@ -241,6 +241,7 @@ export async function tuneSettings(
       (sortFits ? "" : `; no sort tried: the bin (~${Math.round(binMemory / 2 ** 20)} MB) would spill`);
     return {
       ...chosen,
+      tuned_with: tunedWith(options, sample.bytesPerRow),
       reason:
         winner === plain
           ? `${describeSettings(chosen)}: no candidate beat plain zstd within the allowance ${measured}; ${groups}`
@@ -254,6 +255,67 @@ export async function tuneSettings(
   } finally {
     await engine.run("drop table if exists crunch_tune_sample");
   }
+}
+
+/** What a tuning measured for, recorded with its choice so a later crunch can tell whether it still holds. */
+function tunedWith(
+  options: Pick<TuneOptions, "columns" | "clusterColumns" | "enumeratedColumns" | "allowParquetV2">,
+  bytesPerRow: number,
+): CrunchTunedWith {
+  return {
+    columns: options.columns.map((c) => `${c.name} ${c.type}`).join(", "),
+    cluster_columns: [...(options.clusterColumns ?? [])],
+    enumerated_columns: [...(options.enumeratedColumns ?? [])],
+    parquet_v2: options.allowParquetV2 ?? false,
+    bytes_per_row: Math.round(bytesPerRow),
+  };
+}
+
+/**
+ * An earlier crunch's measured settings, for a crunch of the same table, or null where they must be
+ * measured again: the table's columns, its cluster or enumerated columns or its v2 choice changed
+ * since, or the earlier choice sorts and this bin would not fit the sort in memory. The row-group
+ * size is sized anew, to this bin's rows and the engine's threads, with the bytes per row measured
+ * then. `earlier` must itself have been measured (not reused).
+ */
+export function reuseSettings(
+  earlier: { settings: CrunchSettings; version: number },
+  options: Pick<TuneOptions, "columns" | "clusterColumns" | "enumeratedColumns" | "allowParquetV2"> & {
+    /** The bin's rows (from the log's statistics). */
+    binRows: number;
+    threads: number;
+    memoryLimitMb: number;
+  },
+): (CrunchSettings & CrunchWriteSettings) | null {
+  const was = earlier.settings.tuned_with;
+  if (!was || earlier.settings.reused_from_version !== undefined) return null;
+  const now = tunedWith(options, was.bytes_per_row);
+  const same = (a: readonly string[], b: readonly string[]) =>
+    a.length === b.length && a.every((x, i) => x === b[i]);
+  if (
+    now.columns !== was.columns ||
+    !same(now.cluster_columns, was.cluster_columns) ||
+    !same(now.enumerated_columns, was.enumerated_columns) ||
+    now.parquet_v2 !== was.parquet_v2
+  )
+    return null;
+  const binMemory = options.binRows * was.bytes_per_row;
+  if (
+    earlier.settings.sort_columns.length > 0 &&
+    binMemory > SORT_MEMORY_SHARE * options.memoryLimitMb * 2 ** 20
+  )
+    return null;
+  const rowGroups = rowGroupSize(options.binRows, was.bytes_per_row, options.threads);
+  const settings = { ...earlier.settings, row_group_size: rowGroups };
+  return {
+    ...settings,
+    reason:
+      `${describeSettings(settings)}: as measured by the crunch committed at version ${earlier.version} ` +
+      `for the same columns, cluster and enumerated columns and v2 choice; ${rowGroups}-row groups: ` +
+      `~${options.binRows} rows over ${options.threads} threads. Measured then: ${earlier.settings.reason}`,
+    trials: [],
+    reused_from_version: earlier.version,
+  };
 }
 
 interface Sample {
