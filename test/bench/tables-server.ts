@@ -65,6 +65,9 @@ async function tick(due: Due) {
     await db.run(sql`update schedules set next_run_at = ${past}, last_slot = null
                      where id in (select id from schedules order by random() limit ${SOME})`);
   if (due === "all") await db.run(sql`update schedules set next_run_at = ${past}, last_slot = null`);
+  // The setup's own writes go into the database file first, so the tick is not charged for
+  // checkpointing them (a checkpoint runs at the first commit past 1,000 pages of WAL).
+  await db.run(sql`pragma wal_checkpoint(truncate)`);
   const start = performance.now();
   const result = await server.services.scheduler.tick();
   return { ms: performance.now() - start, due: result.due, fired: result.fired };
