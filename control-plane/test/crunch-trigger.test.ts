@@ -185,7 +185,15 @@ describe("a lookback trigger", () => {
       cluster_columns: RECIPE.cluster_columns,
       recipe: RECIPE,
       mutation_interval_minutes: null,
+      parquet_v2: false,
     });
+  });
+
+  it("carries the table's Parquet v2 choice to the agent", async () => {
+    const view = await (await trigger((await table({ parquet_v2: true })).id, LOOKBACK)).json();
+    expect(CrunchPayloadSchema.parse((await plane.services.jobs.get(view.id))?.payload).parquet_v2).toBe(
+      true,
+    );
   });
 
   it("covers today alone with 0 and 0, across a year boundary with larger values", async () => {

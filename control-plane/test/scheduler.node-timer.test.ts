@@ -28,7 +28,14 @@ async function serverWithDueSchedule(schedulerIntervalMs: number) {
   servers.push(server);
   const { services } = server;
   const table = await services.tables.create(
-    { name: "timer.t", uri: "s3://lake/t", format: "delta", priority: "P2", target_file_size_mb: 512 },
+    {
+      name: "timer.t",
+      uri: "s3://lake/t",
+      format: "delta",
+      priority: "P2",
+      target_file_size_mb: 512,
+      parquet_v2: false,
+    },
     null,
   );
   await finishOnboarding({ services } as TestPlane, table.id);

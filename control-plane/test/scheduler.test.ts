@@ -139,6 +139,18 @@ describe("a daily schedule", () => {
     expect((await jobsOf(expiration.tableId))[0]?.payload).toMatchObject({ retention_days: 90 });
     expect((await jobsOf(expiration.tableId))[0]?.payload).not.toHaveProperty("mutation_interval_minutes");
   });
+
+  it("puts the table's Parquet v2 choice into crunch payloads only", async () => {
+    at("2026-03-10T00:00:00Z");
+    const plain = await scheduled(daily("00:10", 1, 0));
+    const v2 = await scheduled(daily("00:10", 1, 0), { table: { parquet_v2: true } });
+    const vacuum = await scheduled(daily("00:10", 1, 0), { jobType: "vacuum", table: { parquet_v2: true } });
+    at("2026-03-10T00:10:00Z");
+    await tick();
+    expect(CrunchPayloadSchema.parse((await jobsOf(plain.tableId))[0]?.payload).parquet_v2).toBe(false);
+    expect(CrunchPayloadSchema.parse((await jobsOf(v2.tableId))[0]?.payload).parquet_v2).toBe(true);
+    expect((await jobsOf(vacuum.tableId))[0]?.payload).not.toHaveProperty("parquet_v2");
+  });
 });
 
 describe("across midnight UTC", () => {

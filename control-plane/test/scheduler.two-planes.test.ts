@@ -34,6 +34,7 @@ beforeAll(async () => {
         format: "delta",
         priority: "P2",
         target_file_size_mb: 512,
+        parquet_v2: false,
       },
       null,
     );

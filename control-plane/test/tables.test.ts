@@ -30,6 +30,7 @@ describe("creating tables", () => {
       format: "delta",
       priority: "P2",
       target_file_size_mb: 512,
+      parquet_v2: false,
       inventory_report_uri: null,
       onboarding_status: "pending",
       onboarding_error: null,
@@ -47,17 +48,19 @@ describe("creating tables", () => {
     });
   });
 
-  it("takes format, priority, target size and inventory report URI", async () => {
+  it("takes format, priority, target size, Parquet v2 and inventory report URI", async () => {
     const table = await createTable(plane, "web.clicks", {
       format: "iceberg",
       priority: "P1",
       target_file_size_mb: 256,
+      parquet_v2: true,
       inventory_report_uri: "s3://inventory/web/clicks/manifest.json",
     });
     expect(table).toMatchObject({
       format: "iceberg",
       priority: "P1",
       target_file_size_mb: 256,
+      parquet_v2: true,
       inventory_report_uri: "s3://inventory/web/clicks/manifest.json",
     });
     const job = await plane.services.jobs.get(table.onboarding_job_id);
@@ -90,6 +93,7 @@ describe("creating tables", () => {
     [{ name: "ok8", uri: "s3://lake/a", priority: "P3" }, "priority"],
     [{ name: "ok9", uri: "s3://lake/a", target_file_size_mb: 0 }, "target_file_size_mb"],
     [{ name: "ok10", uri: "s3://lake/a", inventory_report_uri: "nope" }, "inventory_report_uri"],
+    [{ name: "ok12", uri: "s3://lake/a", parquet_v2: "yes" }, "parquet_v2"],
     [{ name: "ok11", uri: "s3://lake/a", onboarding_status: "active" }, ""],
   ])("answers 422 naming the wrong field for %j", async (body, field) => {
     const res = await admin("POST", "/api/v1/tables", body);
@@ -143,7 +147,7 @@ describe("reading, updating and deleting a table", () => {
     expect(listed.items[0]).toEqual(got);
   });
 
-  it("updates priority and target file size, leaving other fields alone", async () => {
+  it("updates priority, target file size and Parquet v2, leaving other fields alone", async () => {
     const table = await createTable(plane, "update.me");
     const res = await admin("PUT", `/api/v1/tables/${table.id}`, {
       priority: "P1",
@@ -153,9 +157,15 @@ describe("reading, updating and deleting a table", () => {
     expect(await res.json()).toMatchObject({
       priority: "P1",
       target_file_size_mb: 1024,
+      parquet_v2: false,
       uri: "s3://lake/update.me",
     });
     expect((await (await admin("GET", `/api/v1/tables/${table.id}`)).json()).priority).toBe("P1");
+    const v2 = await admin("PUT", `/api/v1/tables/${table.id}`, { parquet_v2: true });
+    expect(await v2.json()).toMatchObject({ priority: "P1", target_file_size_mb: 1024, parquet_v2: true });
+    const bad = await admin("PUT", `/api/v1/tables/${table.id}`, { parquet_v2: 1 });
+    expect(bad.status).toBe(422);
+    expect(await paths(bad)).toEqual(["parquet_v2"]);
   });
 
   it("refuses an empty update, a bad value and a field that is not updatable with 422", async () => {
@@ -315,6 +325,7 @@ describe("a table's JSON follows every write", () => {
       format: t.format,
       priority: t.priority,
       target_file_size_mb: t.targetFileSizeMb,
+      parquet_v2: t.parquetV2,
       inventory_report_uri: t.inventoryReportUri,
       onboarding_status: t.onboardingStatus,
       onboarding_error: t.onboardingError,
@@ -345,6 +356,7 @@ describe("a table's JSON follows every write", () => {
         await call("PUT", `/api/v1/tables/${table.id}`, {
           priority: "P1",
           target_file_size_mb: 64,
+          parquet_v2: true,
           inventory_report_uri: null,
         })
       ).status,

@@ -162,6 +162,7 @@ export class CrunchService {
       cluster_columns: clusterColumns,
       recipe,
       mutation_interval_minutes: values.mutation_interval_threshold_minutes,
+      parquet_v2: table.parquetV2,
     };
   }
 }

@@ -122,6 +122,8 @@ export const lakeTables = sqliteTable(
     format: text("format", { enum: TABLE_FORMATS }).notNull(),
     priority: text("priority", { enum: PRIORITIES }).notNull(),
     targetFileSizeMb: integer("target_file_size_mb").notNull().default(512),
+    /** Crunch may write Parquet v2 data pages and encodings: every reader of the table accepts them. */
+    parquetV2: integer("parquet_v2", { mode: "boolean" }).notNull().default(false),
     inventoryReportUri: text("inventory_report_uri"),
     onboardingStatus: text("onboarding_status", { enum: ONBOARDING_STATUSES }).notNull().default("pending"),
     onboardingError: text("onboarding_error"),
@@ -133,7 +135,7 @@ export const lakeTables = sqliteTable(
     updatedAt: integer("updated_at", { mode: "timestamp_ms" }),
     /**
      * The table's own fields as the JSON text of `TableSchema` without `schedule` and without the
-     * closing brace, written by triggers (migration 0005) whenever one of them changes, so a page
+     * closing brace, written by triggers (migrations 0005 and 0006) whenever one of them changes, so a page
      * of the table list reads each table's JSON instead of building it (`tables/view.ts`). Never
      * written by the application.
      */

@@ -35,7 +35,7 @@ const jobId = sql.raw("'job_' || lower(hex(randomblob(10)))");
 /** Columns the job's payload needs besides the slot; `moveOn` reads none of them. */
 const PAYLOAD_COLUMNS = sql.raw(`s.table_id, s.job_type, s.schedule_type, s.lookback_start, s.lookback_end,
            s.backfill_col, s.backfill_start_date, s.backfill_end_date,
-           t.uri, t.format, t.priority, t.target_file_size_mb, t.recipe,`);
+           t.uri, t.format, t.priority, t.target_file_size_mb, t.parquet_v2, t.recipe,`);
 
 /**
  * A whole number or a `YYYY-MM-DD` date written into the SQL text, not bound: drizzle's D1 batch
@@ -88,15 +88,17 @@ export interface FireSettings {
 
 /**
  * The kind-specific fields of a payload, added to the common ones with `json_set`: crunch gets
- * the mutation interval when one is set (the agent takes cluster columns from the recipe);
+ * the table's Parquet v2 choice and the mutation interval when one is set (the agent takes
+ * cluster columns from the recipe);
  * partition expiration its retention and the day it counts back from, the slot's date (a
  * backfill's slot is no date: the agent's day then).
  */
 function kindFields(payload: SQL, settings: FireSettings): SQL {
+  const withV2 = sql`json_set(${payload}, '$.parquet_v2', json(case when due.parquet_v2 then 'true' else 'false' end))`;
   const crunch =
     settings.mutationIntervalMinutes === null
-      ? payload
-      : sql`json_set(${payload}, '$.mutation_interval_minutes', ${literal(settings.mutationIntervalMinutes)})`;
+      ? withV2
+      : sql`json_set(${withV2}, '$.mutation_interval_minutes', ${literal(settings.mutationIntervalMinutes)})`;
   const expiration = sql`json_set(${payload}, '$.retention_days', ${literal(settings.partitionRetentionDays)},
       '$.as_of', case when due.schedule_type = 'daily' then due.slot end)`;
   return sql`case due.job_type when 'crunch' then ${crunch} when 'partition_expiration' then ${expiration} else ${payload} end`;

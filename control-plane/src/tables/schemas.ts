@@ -56,6 +56,9 @@ export const RecipeSchema = z
   })
   .openapi("OnboardingRecipe", { description: "What onboarding discovered about the table." });
 
+const PARQUET_V2 =
+  "Whether crunch may write Parquet v2 data pages and encodings (DELTA_BINARY_PACKED and the like): often smaller files, but only for tables whose every reader accepts them (for example Spark 3, Trino, DuckDB; not older Hive or Impala). Crunch then tries v2 on its sample and keeps it only where it measures better. Default false.";
+
 export const TableSchema = z
   .object({
     id: z.string(),
@@ -64,6 +67,7 @@ export const TableSchema = z
     format: z.enum(TABLE_FORMATS),
     priority: z.enum(PRIORITIES),
     target_file_size_mb: z.number().int(),
+    parquet_v2: z.boolean().openapi({ description: PARQUET_V2 }),
     inventory_report_uri: z.string().nullable(),
     onboarding_status: z.enum(ONBOARDING_STATUSES).openapi({
       description:
@@ -102,6 +106,7 @@ export const TableCreateSchema = z
     }),
     priority: PrioritySchema.default("P2"),
     target_file_size_mb: TargetFileSizeSchema.default(512),
+    parquet_v2: z.boolean().default(false).openapi({ description: PARQUET_V2 }),
     inventory_report_uri: InventoryUriSchema.optional(),
   })
   .openapi("TableCreate");
@@ -111,6 +116,7 @@ export const TableUpdateSchema = z
   .strictObject({
     priority: PrioritySchema.optional(),
     target_file_size_mb: TargetFileSizeSchema.optional(),
+    parquet_v2: z.boolean().optional().openapi({ description: PARQUET_V2 }),
     inventory_report_uri: InventoryUriSchema.optional().openapi({
       description: "A new inventory report URI, or null to clear it; each change is recorded.",
     }),

@@ -182,6 +182,7 @@ export class TableService {
       format: input.format,
       priority: input.priority,
       targetFileSizeMb: input.target_file_size_mb,
+      parquetV2: input.parquet_v2,
       inventoryReportUri: input.inventory_report_uri ?? null,
       createdBy: actor,
       createdAt: now,
@@ -226,6 +227,7 @@ export class TableService {
       .set({
         ...(patch.priority ? { priority: patch.priority } : {}),
         ...(patch.target_file_size_mb !== undefined ? { targetFileSizeMb: patch.target_file_size_mb } : {}),
+        ...(patch.parquet_v2 !== undefined ? { parquetV2: patch.parquet_v2 } : {}),
         ...(uriChanges ? { inventoryReportUri: patch.inventory_report_uri } : {}),
         updatedAt: now,
       })

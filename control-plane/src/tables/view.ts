@@ -5,7 +5,7 @@
  * one mapping (`tableRows`); embedded schedules must equal `scheduleToWire` (a test compares them).
  *
  * Most of the JSON is not built here but read: each table and schedule row carries its own fields
- * as JSON text in `wire`, kept by triggers (migration 0005, which defines those fields). Building
+ * as JSON text in `wire`, kept by triggers (migrations 0005 and 0006, which define those fields). Building
  * it on every read was about two thirds of a page's SQL time. What is added here is what `wire`
  * leaves out: a schedule's `next_run_at`, `last_slot` and `updated_at` (the scheduler moves them
  * on every run, and rewriting `wire` then would slow every tick) and the closing braces.
