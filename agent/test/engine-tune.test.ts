@@ -7,6 +7,7 @@ import {
   DEFAULT_ROW_GROUP_SIZE,
   describeSettings,
   Engine,
+  parquetOptions,
   pickTrial,
   reuseSettings,
   rowGroupSize,
@@ -183,11 +184,20 @@ describe("tuneSettings", () => {
       timeBudgetMs: 60_000,
     });
     expect(settings).toMatchObject(CrunchSettingsSchema.parse(settings));
-    // Plain, plain encoding, 3 sort keys, 2 zstd levels.
-    expect(settings.trials).toHaveLength(7);
-    expect(settings.trials.map((t) => t.settings)).toContain(
-      "zstd level 3, 122880-row groups, sorted by country, status, at, parquet v1",
+    // Plain, a tighter dictionary bound, plain encoding, 3 sort keys, 2 zstd levels.
+    expect(settings.trials).toHaveLength(8);
+    expect(settings.trials.map((t) => t.settings).slice(0, 3)).toEqual([
+      "zstd level 3, 122880-row groups, dictionaries up to 6144, parquet v1",
+      "zstd level 3, 122880-row groups, dictionaries up to 2048, parquet v1",
+      "zstd level 3, 122880-row groups, plain encoding, parquet v1",
+    ]);
+    expect(settings.trials.some((t) => /sorted by country, status, at, parquet v1$/.test(t.settings))).toBe(
+      true,
     );
+    // The choice always bounds its dictionaries (or has none): never DuckDB's bound that grows with
+    // the row group.
+    expect(settings.dictionary_encoding === false || settings.dictionary_size_limit !== undefined).toBe(true);
+    expect(parquetOptions(settings)).toMatch(/dictionary_size_limit \d+/);
     const smallest = Math.min(...settings.trials.map((t) => t.bytes));
     const best = settings.trials.find((t) => t.bytes === smallest)?.settings ?? "";
     expect(best.replace(/\d+-row groups/, "")).toBe(describeSettings(settings).replace(/\d+-row groups/, ""));
@@ -206,8 +216,8 @@ describe("tuneSettings", () => {
       maxSlowdown: 100,
       timeBudgetMs: 60_000,
     });
-    // Right after plain and plain encoding, before the time box can run out.
-    expect(settings.trials.map((t) => t.settings)[2]).toMatch(/parquet v2$/);
-    expect(settings.trials.slice(0, 2).every((t) => t.settings.endsWith("parquet v1"))).toBe(true);
+    // Right after plain and the dictionary trials, before the time box can run out.
+    expect(settings.trials.map((t) => t.settings)[3]).toMatch(/parquet v2$/);
+    expect(settings.trials.slice(0, 3).every((t) => t.settings.endsWith("parquet v1"))).toBe(true);
   });
 });

@@ -173,6 +173,11 @@ export const CrunchSettingsSchema = z.object({
   parquet_version: z.enum(["v1", "v2"]),
   /** False: values are written plainly, without dictionaries (smaller for some high-cardinality data). */
   dictionary_encoding: z.boolean().optional(),
+  /**
+   * Entries a column chunk's dictionary may hold before the writer falls back to plain values.
+   * Absent: DuckDB's default, a twentieth of the row-group size (settings recorded before it existed).
+   */
+  dictionary_size_limit: z.number().int().nonnegative().optional(),
   reason: z.string(),
   /** Candidate settings tried on a sample, the bytes each produced and how long its write took. */
   trials: z

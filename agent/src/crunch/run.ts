@@ -520,7 +520,11 @@ function settingsTag(s: CrunchSettings): string {
     `${s.compression}${s.compression_level === null ? "" : `:${s.compression_level}`}`,
     `rg=${s.row_group_size}`,
     `sort=${s.sort_columns.join(",") || "none"}`,
-    ...(s.dictionary_encoding === false ? ["plain-encoding"] : []),
+    ...(s.dictionary_encoding === false
+      ? ["plain-encoding"]
+      : s.dictionary_size_limit !== undefined
+        ? [`dict=${s.dictionary_size_limit}`]
+        : []),
     s.parquet_version,
   ].join(";");
 }

@@ -38,15 +38,24 @@ export interface WrittenFile {
 }
 
 /**
- * The part of `CrunchSettings` that decides how files are written (tune.ts adds the reasons), and
- * whether to dictionary-encode columns: `false` writes every column's values plainly (DuckDB's
- * `dictionary_size_limit 0`), which zstd compresses better for some tables and worse for others, so
- * tune.ts measures it. Absent means DuckDB's default (dictionaries where they stay small).
+ * The part of `CrunchSettings` that decides how files are written (tune.ts adds the reasons).
+ * Dictionaries: `dictionary_encoding: false` writes every column's values plainly (DuckDB's
+ * `dictionary_size_limit 0`); otherwise `dictionary_size_limit` bounds each column chunk's
+ * dictionary, and a column with more distinct values falls back to plain values. DuckDB's default
+ * bound grows with the row group (a twentieth of it), so large row groups alone spend time building
+ * dictionaries for high-cardinality columns that are then dropped; tune.ts sets the bound and
+ * measures it. Zstd compresses plain values better for some tables and worse for others.
  */
 export type CrunchWriteSettings = Pick<
   CrunchSettings,
-  "compression" | "compression_level" | "row_group_size" | "sort_columns" | "parquet_version"
-> & { dictionary_encoding?: boolean };
+  | "compression"
+  | "compression_level"
+  | "row_group_size"
+  | "sort_columns"
+  | "parquet_version"
+  | "dictionary_encoding"
+  | "dictionary_size_limit"
+>;
 
 export interface RewriteOptions {
   /** Local Parquet files of one partition. */
@@ -76,6 +85,8 @@ export function parquetOptions(settings: CrunchWriteSettings): string {
   ];
   if (settings.compression_level !== null) parts.push(`compression_level ${settings.compression_level}`);
   if (settings.dictionary_encoding === false) parts.push("dictionary_size_limit 0");
+  else if (settings.dictionary_size_limit !== undefined)
+    parts.push(`dictionary_size_limit ${settings.dictionary_size_limit}`);
   return parts.join(", ");
 }
 

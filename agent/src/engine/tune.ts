@@ -15,10 +15,10 @@
  * Bounds: the sample is whole files spread across the bin, at most `sampleRows` rows (default: a
  * sixteenth of the bin, between 32,768 and 262,144 rows) from at most `sampleFiles` files, loaded once
  * into a temporary table. Trials stop once the time box is spent: `TUNE_SHARE` of the bin's estimated
- * plain write time, at most 10 s, or `timeBudgetMs`; the plain, plain-encoding and (where allowed)
- * v2 trials always run. The candidates come in the order of what they usually gain per millisecond:
- * plain encoding (no dictionaries), Parquet v2 (only when the caller allows it; its encodings wrote
- * no slower than v1's where measured), sort orders, zstd levels. Sorting can make files larger as
+ * plain write time, at most 10 s, or `timeBudgetMs`; the plain, dictionary and (where allowed) v2
+ * trials always run. The candidates come in the order of what they usually gain per millisecond:
+ * dictionaries bounded tighter (`SMALL_DICTIONARY_LIMIT`) or none at all, Parquet v2 (only when the
+ * caller allows it; its encodings wrote no slower than v1's where measured), sort orders, zstd levels. Sorting can make files larger as
  * well as smaller (it breaks the arrival order that encodings may already exploit), so sorted
  * candidates compete like the others; sort keys are the table's cluster columns and the sample's
  * low-cardinality columns, fewest distinct values first.
@@ -26,6 +26,8 @@
  * The row-group size is not a trial (a sample holds about one row group): it is the bin's rows spread
  * over the engine's threads, so every thread writes one large row group in parallel, capped so that a
  * row group stays near `ROW_GROUP_MAX_BYTES` of uncompressed data (the writer buffers one per thread).
+ * Its dictionaries stay bounded as in plain's row groups (`PLAIN_DICTIONARY_LIMIT`) unless a trial
+ * chose a tighter bound: a bound that grew with the row group cost time and rarely bytes.
  *
  * @example
  * const settings = await tuneSettings(engine, { inputs, columns, scratchDir, clusterColumns: ["event_time"] });
@@ -81,10 +83,20 @@ export interface Trial {
 /** A short, stable description of write settings, as recorded in `trials`. */
 export function describeSettings(s: CrunchWriteSettings): string {
   const level = s.compression_level === null ? "" : ` level ${s.compression_level}`;
-  const plainEncoding = s.dictionary_encoding === false ? ", plain encoding" : "";
+  const plainEncoding =
+    s.dictionary_encoding === false
+      ? ", plain encoding"
+      : s.dictionary_size_limit !== undefined
+        ? `, dictionaries up to ${s.dictionary_size_limit}`
+        : "";
   const sort = s.sort_columns.length > 0 ? `, sorted by ${s.sort_columns.join(", ")}` : "";
   return `${s.compression}${level}, ${s.row_group_size}-row groups${plainEncoding}${sort}, parquet ${s.parquet_version}`;
 }
+
+/** DuckDB's dictionary bound at its default row-group size (a twentieth of it): the plain rewrite's. */
+export const PLAIN_DICTIONARY_LIMIT = DEFAULT_ROW_GROUP_SIZE / 20;
+/** A tighter dictionary bound, tried: columns of a few thousand values or more are written plainly. */
+export const SMALL_DICTIONARY_LIMIT = 2048;
 
 /** The plain rewrite's settings: the baseline every candidate is measured against. */
 export const PLAIN_SETTINGS: CrunchWriteSettings = {
@@ -93,6 +105,7 @@ export const PLAIN_SETTINGS: CrunchWriteSettings = {
   row_group_size: DEFAULT_ROW_GROUP_SIZE,
   sort_columns: [],
   parquet_version: "v1",
+  dictionary_size_limit: PLAIN_DICTIONARY_LIMIT,
 };
 
 /**
@@ -195,13 +208,18 @@ export async function tuneSettings(
     };
 
     const rowGroups = rowGroupSize(sample.binRows, sample.bytesPerRow, sample.threads);
+    // Large row groups keep plain's dictionary bound: DuckDB's default grows with the row group, and
+    // a bound of 30,000 entries made a 626,688-row group's write about 1.5x slower, building and then
+    // dropping dictionaries of high-cardinality columns. The sample holds one row group, so this
+    // base writes it exactly as the plain trial did: that trial stands for it.
     const base: CrunchWriteSettings = { ...PLAIN_SETTINGS, row_group_size: rowGroups };
-    // Always measured: the encoding is what most often decides a table's size, and v2 pages where the
-    // table's readers accept them (a choice made for the table, worth one trial whatever the budget).
-    await run({ ...base, dictionary_encoding: false });
-    if (options.allowParquetV2)
-      await run({ ...base, dictionary_encoding: best().settings.dictionary_encoding, parquet_version: "v2" });
-    const { dictionary_encoding: encoding, parquet_version: version } = best().settings;
+    // Always measured: the encoding is what most often decides a table's size (a tighter dictionary
+    // bound, or none), and v2 pages where the table's readers accept them (a choice made for the
+    // table, worth one trial whatever the budget).
+    await run({ ...base, dictionary_size_limit: SMALL_DICTIONARY_LIMIT });
+    await run({ ...base, dictionary_encoding: false, dictionary_size_limit: 0 });
+    if (options.allowParquetV2) await run({ ...encodingOf(best().settings, base), parquet_version: "v2" });
+    const encoded = encodingOf(best().settings, base);
     // A sort of the whole bin costs more per row than the sample's (n log n), and one that does not
     // fit in memory spills: sorts are tried only when the bin fits in SORT_MEMORY_SHARE of the limit,
     // and their trial times are scaled by log(bin rows) / log(sample rows).
@@ -218,10 +236,7 @@ export async function tuneSettings(
       : [];
     for (const key of keys) {
       if (!withinBudget()) break;
-      await run(
-        { ...base, dictionary_encoding: encoding, parquet_version: version, sort_columns: key },
-        sortScale,
-      );
+      await run({ ...encoded, sort_columns: key }, sortScale);
     }
     for (const level of [1, 9]) {
       if (!withinBudget()) break;
@@ -255,6 +270,16 @@ export async function tuneSettings(
   } finally {
     await engine.run("drop table if exists crunch_tune_sample");
   }
+}
+
+/** `base` with the dictionary choice (none, or a bound) and page version of `settings`. */
+function encodingOf(settings: CrunchWriteSettings, base: CrunchWriteSettings): CrunchWriteSettings {
+  return {
+    ...base,
+    parquet_version: settings.parquet_version,
+    dictionary_size_limit: settings.dictionary_size_limit,
+    ...(settings.dictionary_encoding === false ? { dictionary_encoding: false } : {}),
+  };
 }
 
 /** What a tuning measured for, recorded with its choice so a later crunch can tell whether it still holds. */
