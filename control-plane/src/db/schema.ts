@@ -135,9 +135,9 @@ export const lakeTables = sqliteTable(
     updatedAt: integer("updated_at", { mode: "timestamp_ms" }),
     /**
      * The table's own fields as the JSON text of `TableSchema` without `schedule` and without the
-     * closing brace, written by triggers (migrations 0005 and 0006) whenever one of them changes, so a page
-     * of the table list reads each table's JSON instead of building it (`tables/view.ts`). Never
-     * written by the application.
+     * closing brace, copied by triggers from the view `table_wire` (migrations 0005 and 0006)
+     * whenever one of them changes, so a page of the table list reads each table's JSON instead of
+     * building it (`tables/view.ts`). Never written by the application.
      */
     wire: text("wire"),
   },
@@ -179,8 +179,8 @@ export const schedules = sqliteTable(
     updatedAt: integer("updated_at", { mode: "timestamp_ms" }),
     /**
      * The schedule as the JSON text of `ScheduleSchema` without the fields the scheduler moves
-     * (`next_run_at`, `last_slot`, `updated_at`) and without the closing brace, written by triggers
-     * (migration 0005) when any other field changes; readers add those three (`tables/view.ts`).
+     * (`next_run_at`, `last_slot`, `updated_at`) and without the closing brace, copied by triggers
+     * from the view `schedule_wire` (migration 0005) when any other field changes; readers add those three (`tables/view.ts`).
      * A tick's writes never fire them. Never written by the application.
      */
     wire: text("wire"),

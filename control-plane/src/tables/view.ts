@@ -5,9 +5,9 @@
  * one mapping (`tableRows`); embedded schedules must equal `scheduleToWire` (a test compares them).
  *
  * Most of the JSON is not built here but read: each table and schedule row carries its own fields
- * as JSON text in `wire`, kept by triggers (migrations 0005 and 0006, which define those fields). Building
- * it on every read was about two thirds of a page's SQL time. What is added here is what `wire`
- * leaves out: a schedule's `next_run_at`, `last_slot` and `updated_at` (the scheduler moves them
+ * as JSON text in `wire`, copied by triggers from the views `table_wire` and `schedule_wire`
+ * (migrations 0005 and 0006), which define those fields. Building it on every read was about two
+ * thirds of a page's SQL time. What is added here is what `wire` leaves out: a schedule's `next_run_at`, `last_slot` and `updated_at` (the scheduler moves them
  * on every run, and rewriting `wire` then would slow every tick) and the closing braces.
  *
  * Each job type's schedule comes from its own left join on the unique `(table_id, job_type)`
