@@ -30,7 +30,11 @@ import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
-/** The open-loop run's rate: about half of what the saturated runs reach on a 2-core machine. */
+/**
+ * The open-loop run's rate. 200 a second was about half of what the saturated runs reached on a
+ * 2-core machine when it was chosen, and stays the default so runs compare across changes; since
+ * pages became cheaper it is about a quarter (BENCH_RATE=400 for half).
+ */
 const RATE = Number(process.env.BENCH_RATE ?? 200);
 const SIZES = (process.env.BENCH_SIZES ?? "10000,100000").split(",").map(Number);
 const SERVER = fileURLToPath(new URL("./tables-server.ts", import.meta.url));
