@@ -164,12 +164,14 @@ describe("crunch on Delta tables", () => {
       context(payloadFor(path, { date_range: { start: d, end: d }, backfill_col: "event_date", ...extra }))
         .ctx;
 
-    const first = await runCrunch("crunch", day("2026-01-01"), { store, memoryLimitMb: 512 });
+    // Tables this small get untried settings at the default tuning share (see the next test).
+    const options = { store, memoryLimitMb: 512, tuneShare: 100 };
+    const first = await runCrunch("crunch", day("2026-01-01"), options);
     expect(first.settings?.trials.length).toBeGreaterThan(0);
     expect(first.settings?.tuned_with?.parquet_v2).toBe(false);
     expect(first.phases_ms?.tune).toBeDefined();
 
-    const second = await runCrunch("crunch", day("2026-01-02"), { store, memoryLimitMb: 512 });
+    const second = await runCrunch("crunch", day("2026-01-02"), options);
     expect(second.settings?.reused_from_version).toBe(first.committed_version);
     expect(second.settings?.trials).toEqual([]);
     expect(second.settings?.reason).toMatch(/as measured by the crunch committed at version 1/);
@@ -178,13 +180,27 @@ describe("crunch on Delta tables", () => {
     expect(second.settings).toMatchObject(measured);
 
     // Allowing v2 is a new question for the tuner: it measures again, v2 included.
-    const third = await runCrunch("crunch", day("2026-01-03", { parquet_v2: true }), {
-      store,
-      memoryLimitMb: 512,
-    });
+    const third = await runCrunch("crunch", day("2026-01-03", { parquet_v2: true }), options);
     expect(third.settings?.reused_from_version).toBeUndefined();
     expect(third.settings?.tuned_with?.parquet_v2).toBe(true);
     expect(third.settings?.trials.some((t) => t.settings.endsWith("parquet v2"))).toBe(true);
+    expectSameRows(before, await tableChecksum(store, path));
+  });
+
+  it("gives a crunch too small to repay trials the base settings untried, and measures nothing to reuse", async () => {
+    const path = join(root, "untried");
+    await writeEventsTable(path, { days: 2, filesPerDay: 8, rowsPerFile: 2000 });
+    const store = new FileStore(path);
+    const before = await tableChecksum(store, path);
+    const payload = payloadFor(path, {
+      parquet_v2: true,
+      date_range: { start: "2026-01-01", end: "2026-01-02" },
+    });
+    const result = await runCrunch("crunch", context(payload).ctx, { store, memoryLimitMb: 512 });
+    expect(result.settings).toMatchObject({ trials: [], parquet_version: "v1", dictionary_size_limit: 6144 });
+    expect(result.settings?.tuned_with).toBeUndefined();
+    expect(result.settings?.reason).toMatch(/not tried against other candidates/);
+    expect(result.phases_ms?.tune).toBeDefined();
     expectSameRows(before, await tableChecksum(store, path));
   });
 

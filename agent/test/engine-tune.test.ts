@@ -213,6 +213,7 @@ describe("tuneSettings", () => {
       columns,
       scratchDir: join(dir, "scratch-v2"),
       allowParquetV2: true,
+      crunchBytes: 2 ** 40,
       maxSlowdown: 100,
       timeBudgetMs: 60_000,
     });

@@ -72,6 +72,8 @@ export interface CrunchOptions {
   memoryLimitMb: number;
   /** The most input bytes one bin holds (default 1 GiB). */
   maxBinBytes?: number;
+  /** The share of the crunch's write time tuning may spend (default `TUNE_SHARE`, engine/tune.ts). */
+  tuneShare?: number;
 }
 
 const MB = 1024 * 1024;
@@ -198,7 +200,13 @@ export async function runCrunch(
               ? OPTIMIZE_SETTINGS
               : ((await reuseEarlier(engine, snapshot, bin, measure)) ??
                 (await phases.time("tune", () =>
-                  tuneSettings(engine, { ...measure, inputs, scratchDir: join(binDir, "tune") }),
+                  tuneSettings(engine, {
+                    ...measure,
+                    inputs,
+                    scratchDir: join(binDir, "tune"),
+                    crunchBytes: totalBytes,
+                    ...(options.tuneShare !== undefined ? { tuneShare: options.tuneShare } : {}),
+                  }),
                 ))));
           if (!settings) log.info({ settings: chosen }, "rewrite settings chosen");
           settings = chosen;

@@ -14,7 +14,12 @@
  *
  * Bounds: the sample is whole files spread across the bin, at most `sampleRows` rows (default: a
  * sixteenth of the bin, between 32,768 and 262,144 rows) from at most `sampleFiles` files, loaded once
- * into a temporary table. Trials stop once the time box is spent: `TUNE_SHARE` of the bin's estimated
+ * into a temporary table. Trials run only where they can pay for themselves: the sample is read once
+ * and written once per always-run trial, and those passes must fit in the tuning share (`tuneShare`,
+ * default `TUNE_SHARE`) of the bytes the crunch writes with the choice (`crunchBytes`: every bin, as
+ * the choice is kept for all of them). A smaller crunch (one bin of a few MB) gets the base settings
+ * untried, after loading only enough rows to size its row groups: tuning would cost it more than its
+ * whole plain write. Trials stop once the time box is spent: the tuning share of the bin's estimated
  * plain write time, at most 10 s, or `timeBudgetMs`; the plain, dictionary and (where allowed) v2
  * trials always run. The candidates come in the order of what they usually gain per millisecond:
  * dictionaries bounded tighter (`SMALL_DICTIONARY_LIMIT`) or none at all, Parquet v2 (only when the
@@ -51,6 +56,14 @@ export interface TuneOptions {
   enumeratedColumns?: readonly string[];
   /** Whether every reader of the table accepts Parquet v2 pages. */
   allowParquetV2?: boolean;
+  /**
+   * Input bytes of every bin this crunch will write with the chosen settings (they are measured on
+   * the first bin and kept for the rest); default: this bin's.
+   */
+  crunchBytes?: number;
+  /** The share of the crunch's write time tuning may spend (default `TUNE_SHARE`). */
+  tuneShare?: number;
+  /** Rows in the sample; setting it always runs the trials. */
   sampleRows?: number;
   sampleFiles?: number;
   /** The time box; default `TUNE_SHARE` of the bin's estimated plain write time, at most 10 s. */
@@ -73,6 +86,10 @@ export const TUNE_SHARE = 0.15;
 export const SORT_MEMORY_SHARE = 0.5;
 /** Headroom kept under the target for measurement noise. */
 export const NOISE_MARGIN = 0.05;
+/** Candidate trials run whatever the time box (the dictionary bounds; v2 comes on top where allowed). */
+const ALWAYS_TRIALS = 2;
+/** The fewest rows a sample holds (and all an untried crunch loads, to size its row groups). */
+const MIN_SAMPLE_ROWS = 32_768;
 
 export interface Trial {
   settings: CrunchWriteSettings;
@@ -177,8 +194,22 @@ export async function tuneSettings(
 ): Promise<CrunchSettings & CrunchWriteSettings> {
   const started = performance.now();
   await mkdir(options.scratchDir, { recursive: true });
-  const sample = await loadSample(engine, options);
+  const plan = await planSample(engine, options);
+  // Trials are worth their cost only where it fits tuning's share of the crunch's writes: at the
+  // least, the sample is read once and written once per always-run trial, each pass about what
+  // writing its files' bytes costs. A crunch too small for that gets the base settings untried.
+  const passes = 2 + ALWAYS_TRIALS + (options.allowParquetV2 ? 1 : 0);
+  const crunchBytes = options.crunchBytes ?? plan.binBytes;
+  const share = options.tuneShare ?? TUNE_SHARE;
+  const trialsFit = options.sampleRows !== undefined || passes * plan.bytes <= share * crunchBytes;
+  const sample = await loadSample(
+    engine,
+    options,
+    plan,
+    trialsFit ? plan.cap : Math.min(plan.cap, MIN_SAMPLE_ROWS),
+  );
   try {
+    if (!trialsFit) return untried(sample, { passes, share, sampleBytes: plan.bytes, crunchBytes, started });
     const dir = options.scratchDir;
     // The plain rewrite keeps DuckDB's default of preserving insertion order; so does its trial.
     const trials: Trial[] = [await trialWrite(engine, PLAIN_SETTINGS, join(dir, "tune-plain.parquet"), true)];
@@ -189,7 +220,7 @@ export async function tuneSettings(
     const validationRatio = (2 * (performance.now() - t0)) / Math.max(1, plain.ms);
     const allowance = options.maxSlowdown ?? writeAllowance(validationRatio);
     const estimatedPlainMs = plain.ms * (sample.binRows / Math.max(1, sample.rows));
-    const budget = options.timeBudgetMs ?? Math.min(10_000, TUNE_SHARE * estimatedPlainMs);
+    const budget = options.timeBudgetMs ?? Math.min(10_000, share * estimatedPlainMs);
     const withinBudget = () => performance.now() - started <= budget;
     const best = () => pickTrial(trials, allowance);
     /** One trial; its time is scaled by `scale` (sorts, see below) before it is judged. */
@@ -226,14 +257,16 @@ export async function tuneSettings(
     const binMemory = sample.binRows * sample.bytesPerRow;
     const sortFits = binMemory <= SORT_MEMORY_SHARE * engine.memoryLimitMb * 2 ** 20;
     const sortScale = Math.log(Math.max(2, sample.binRows)) / Math.log(Math.max(2, sample.rows));
-    const keys = sortFits
-      ? sortCandidates({
-          clusterColumns: options.clusterColumns ?? [],
-          enumeratedColumns: options.enumeratedColumns ?? [],
-          distinct: sample.distinct,
-          sampleRows: sample.rows,
-        })
-      : [];
+    // The distinct counts that pick sort keys are taken only when a sort can still be tried.
+    const keys =
+      sortFits && withinBudget()
+        ? sortCandidates({
+            clusterColumns: options.clusterColumns ?? [],
+            enumeratedColumns: options.enumeratedColumns ?? [],
+            distinct: await sampleDistinct(engine, options.columns),
+            sampleRows: sample.rows,
+          })
+        : [];
     for (const key of keys) {
       if (!withinBudget()) break;
       await run({ ...encoded, sort_columns: key }, sortScale);
@@ -270,6 +303,30 @@ export async function tuneSettings(
   } finally {
     await engine.run("drop table if exists crunch_tune_sample");
   }
+}
+
+/**
+ * The base settings without trials, for a crunch too small to repay them: plain zstd, row groups
+ * sized to the bin, dictionaries bounded as in plain's row groups. Not recorded as measured, so a
+ * later crunch of the table tunes (or decides the same) rather than reusing them.
+ */
+function untried(
+  sample: Sample,
+  cost: { passes: number; share: number; sampleBytes: number; crunchBytes: number; started: number },
+): CrunchSettings & CrunchWriteSettings {
+  const rowGroups = rowGroupSize(sample.binRows, sample.bytesPerRow, sample.threads);
+  const settings: CrunchWriteSettings = { ...PLAIN_SETTINGS, row_group_size: rowGroups };
+  const mb = (n: number) => `${(n / 2 ** 20).toFixed(1)} MB`;
+  return {
+    ...settings,
+    reason:
+      `${describeSettings(settings)}: not tried against other candidates, as this crunch's ${mb(cost.crunchBytes)} ` +
+      `would not repay the trials (${cost.passes} passes over a ${mb(cost.sampleBytes)} sample, more than ` +
+      `${cost.share} of the crunch's writes); ${rowGroups}-row groups: ~${sample.binRows} rows over ` +
+      `${sample.threads} threads, ${Math.round(sample.bytesPerRow)} bytes a row in memory ` +
+      `(measured on ${sample.rows} rows in ${Math.round(performance.now() - cost.started)} ms)`,
+    trials: [],
+  };
 }
 
 /** `base` with the dictionary choice (none, or a bound) and page version of `settings`. */
@@ -343,17 +400,29 @@ export function reuseSettings(
   };
 }
 
+interface SamplePlan {
+  /** The files to read, whole, and their bytes. */
+  files: string[];
+  bytes: number;
+  /** The most rows to load. */
+  cap: number;
+  /** The bin's rows, estimated from the sampled files' rows per byte, and its bytes. */
+  binRows: number;
+  binBytes: number;
+}
+
 interface Sample {
   rows: number;
-  /** The bin's rows, estimated from the sample files' rows per byte. */
   binRows: number;
   bytesPerRow: number;
   threads: number;
-  distinct: { name: string; distinct: number }[];
 }
 
-/** Whole files spread across the bin, up to the row cap, into `crunch_tune_sample`. */
-async function loadSample(engine: Engine, options: TuneOptions): Promise<Sample> {
+/**
+ * Whole files spread across the bin, up to the row cap (`sampleRows`, else a sixteenth of the bin
+ * between 32,768 and 262,144 rows), from their footers alone.
+ */
+async function planSample(engine: Engine, options: TuneOptions): Promise<SamplePlan> {
   const sizes = await Promise.all(options.inputs.map(async (f) => (await stat(f)).size));
   const binBytes = sizes.reduce((a, b) => a + b, 0);
   const maxFiles = Math.max(1, Math.min(options.sampleFiles ?? 16, options.inputs.length));
@@ -365,7 +434,7 @@ async function loadSample(engine: Engine, options: TuneOptions): Promise<Sample>
   const rowsOf = new Map(footers.map((f) => [f.file_name, Number(f.rows)]));
   const firstRows = rowsOf.get(options.inputs[order[0] ?? 0] as string) ?? 0;
   const estimate = (firstRows / Math.max(1, sizes[order[0] ?? 0] ?? 1)) * binBytes;
-  const cap = options.sampleRows ?? Math.min(262_144, Math.max(32_768, Math.ceil(estimate / 16)));
+  const cap = options.sampleRows ?? Math.min(262_144, Math.max(MIN_SAMPLE_ROWS, Math.ceil(estimate / 16)));
   const picked: number[] = [];
   let rows = 0;
   for (const i of order) {
@@ -373,26 +442,50 @@ async function loadSample(engine: Engine, options: TuneOptions): Promise<Sample>
     picked.push(i);
     rows += rowsOf.get(options.inputs[i] as string) ?? 0;
   }
-  const files = picked.map((i) => options.inputs[i] as string);
-  const pickedBytes = picked.reduce((n, i) => n + (sizes[i] ?? 0), 0);
-  const select = await readAsColumns(engine, files, options.columns);
+  const bytes = picked.reduce((n, i) => n + (sizes[i] ?? 0), 0);
+  return {
+    files: picked.map((i) => options.inputs[i] as string),
+    bytes,
+    cap,
+    binRows: Math.round((rows / Math.max(1, bytes)) * binBytes),
+    binBytes,
+  };
+}
+
+/** Loads up to `cap` rows of the planned files into `crunch_tune_sample`, measuring their memory. */
+async function loadSample(
+  engine: Engine,
+  options: TuneOptions,
+  plan: SamplePlan,
+  cap: number,
+): Promise<Sample> {
+  const select = await readAsColumns(engine, plan.files, options.columns);
   const memory = `(select sum(memory_usage_bytes) from duckdb_memory())`;
   const [before] = await engine.query<{ bytes: string }>(`select ${memory} as bytes`);
   await engine.run(`create or replace temp table crunch_tune_sample as ${select} limit ${cap}`);
-  const sortable = options.columns.filter((c) => !/^(STRUCT|MAP|UNION)\(|\]$/i.test(c.type.trim()));
   const [row = {}] = await engine.query<Record<string, string>>(
-    `select count(*) as n, current_setting('threads')::int as threads, ${memory} as memory
-       ${sortable.map((c, i) => `, approx_count_distinct(${sqlIdent(c.name)}) as d_${i}`).join("")}
-     from crunch_tune_sample`,
+    `select count(*) as n, current_setting('threads')::int as threads, ${memory} as memory from crunch_tune_sample`,
   );
   const sampleRows = Number(row.n ?? 0);
   return {
     rows: sampleRows,
-    binRows: Math.max(sampleRows, Math.round((rows / Math.max(1, pickedBytes)) * binBytes)),
+    binRows: Math.max(sampleRows, plan.binRows),
     bytesPerRow: Math.max(0, Number(row.memory ?? 0) - Number(before?.bytes ?? 0)) / Math.max(1, sampleRows),
     threads: Number(row.threads ?? 1),
-    distinct: sortable.map((c, i) => ({ name: c.name, distinct: Number(row[`d_${i}`] ?? 0) })),
   };
+}
+
+/** Approximate distinct values of the sample's sortable columns: what sort keys are chosen from. */
+async function sampleDistinct(
+  engine: Engine,
+  columns: readonly TableColumn[],
+): Promise<{ name: string; distinct: number }[]> {
+  const sortable = columns.filter((c) => !/^(STRUCT|MAP|UNION)\(|\]$/i.test(c.type.trim()));
+  if (sortable.length === 0) return [];
+  const [row = {}] = await engine.query<Record<string, string>>(
+    `select ${sortable.map((c, i) => `approx_count_distinct(${sqlIdent(c.name)}) as d_${i}`).join(", ")} from crunch_tune_sample`,
+  );
+  return sortable.map((c, i) => ({ name: c.name, distinct: Number(row[`d_${i}`] ?? 0) }));
 }
 
 /** Writes the sample with `settings` as the rewrite would (insertion order kept only for a sort). */
