@@ -5,10 +5,10 @@
  * its inventory history and job history stay.
  *
  * Lists cost what the page costs plus a walk over the index entries they skip, bounded by
- * bookmarks (`paging.ts`, `bookmarks.ts`): the page's rows come from the (status, name) or name index, their schedules from the
- * (table_id, job_type) index, the whole page is built as one JSON text by SQLite, and the total
- * comes from `table_status_counts` (kept by triggers) unless the list is filtered by name, which
- * matches at most one row.
+ * bookmarks (`paging.ts`, `bookmarks.ts`): the page's rows come from the (status, name) or name
+ * index, their schedules from the (table_id, job_type) index, the whole page is one JSON text made
+ * by SQLite from each row's stored JSON (`view.ts`), and the total comes from `table_status_counts`
+ * (kept by triggers) unless the list is filtered by name, which matches at most one row.
  */
 import { type Clock, newId } from "@lakesmith/shared";
 import { and, asc, count, desc, eq, type SQL, sql } from "drizzle-orm";
@@ -40,8 +40,10 @@ interface ListStatement {
   all(values: Record<string, unknown>): Promise<Record<string, unknown>[]>;
 }
 
-/** The statements of a table list: its total, a page (walked from either end, or read from a
- * bookmark), and the walk that finds a bookmark from either end. */
+/**
+ * The statements of a table list: its total, a page (walked from either end, or read from a
+ * bookmark), and the walk that finds a bookmark from either end.
+ */
 type ListPart = "total" | "front" | "back" | "seek" | "mark-front" | "mark-back";
 
 export class TableService {
