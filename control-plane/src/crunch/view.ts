@@ -12,7 +12,7 @@ import {
 } from "@lakesmith/shared/jobs";
 import type { Job } from "../db/schema.ts";
 import { TERMINAL_STATUSES } from "../jobs/service.ts";
-import { iso } from "../jobs/view.ts";
+import { tableJobFields } from "../jobs/view.ts";
 import type { CrunchJobWire, CrunchMetricsWire } from "./schemas.ts";
 
 const asKind = (kind: string): CrunchKind => (kind === "optimize" ? "optimize" : "crunch");
@@ -34,21 +34,13 @@ export function crunchJobView(job: Job): CrunchJobWire {
   const payload = payloadOf(job);
   const { result } = resultOf(job);
   return {
-    id: job.id,
-    table_id: job.tableId,
+    ...tableJobFields(job),
     job_type: result?.job_type ?? asKind(job.kind),
     requested_job_type: asKind(job.kind),
-    status: job.status,
-    trigger: job.trigger,
-    schedule_id: job.scheduleId,
-    priority: job.priority,
     date_range: payload?.date_range ?? null,
     backfill_col: payload?.backfill_col ?? null,
     cluster_columns: payload?.cluster_columns ?? payload?.recipe?.cluster_columns ?? [],
     target_file_size_mb: payload?.target_file_size_mb ?? null,
-    attempt: job.attempt,
-    agent_id: job.leaseOwner,
-    error: job.error,
     summary: result
       ? {
           drr: result.drr,
@@ -59,9 +51,6 @@ export function crunchJobView(job: Job): CrunchJobWire {
           committed_version: result.committed_version,
         }
       : null,
-    created_at: job.createdAt.toISOString(),
-    started_at: iso(job.startedAt),
-    finished_at: iso(job.finishedAt),
   };
 }
 

@@ -49,6 +49,27 @@ export type JobView = z.infer<typeof JobSchema>;
 export const iso = (d: Date | number | null): string | null =>
   d === null ? null : new Date(d).toISOString();
 
+/**
+ * What every per-table job view (crunch, vacuum, partition expiration) shows of the job row itself;
+ * each view adds what its payload asked and its result says.
+ */
+export function tableJobFields(job: Job) {
+  return {
+    id: job.id,
+    table_id: job.tableId,
+    status: job.status,
+    trigger: job.trigger,
+    schedule_id: job.scheduleId,
+    priority: job.priority,
+    attempt: job.attempt,
+    agent_id: job.leaseOwner,
+    error: job.error,
+    created_at: job.createdAt.toISOString(),
+    started_at: iso(job.startedAt),
+    finished_at: iso(job.finishedAt),
+  };
+}
+
 /** What connected agents can do, to explain why a queued job waits. */
 export type Abilities = { kinds: string[]; capabilities: string[] }[];
 

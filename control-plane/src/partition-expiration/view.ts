@@ -9,7 +9,7 @@ import {
 } from "@lakesmith/shared/maintenance";
 import type { Job } from "../db/schema.ts";
 import { resultNote } from "../jobs/table-jobs.ts";
-import { iso } from "../jobs/view.ts";
+import { iso, tableJobFields } from "../jobs/view.ts";
 import type { PartitionExpirationJobWire } from "./schemas.ts";
 
 export function partitionExpirationJobView(job: Job): PartitionExpirationJobWire {
@@ -19,20 +19,12 @@ export function partitionExpirationJobView(job: Job): PartitionExpirationJobWire
   const r = parsed?.success ? parsed.data : undefined;
   const recorded = job.result?.pending_deletions_recorded;
   return {
-    id: job.id,
-    table_id: job.tableId,
-    status: job.status,
-    trigger: job.trigger,
-    schedule_id: job.scheduleId,
-    priority: job.priority,
+    ...tableJobFields(job),
     partition_column: payload.partition_column ?? payload.recipe?.date_filter_column ?? null,
     retention_days: payload.retention_days ?? r?.retention_days ?? 0,
     as_of: payload.as_of ?? null,
     dry_run: payload.dry_run ?? false,
     validate: payload.validate ?? false,
-    attempt: job.attempt,
-    agent_id: job.leaseOwner,
-    error: job.error,
     summary: r
       ? {
           can_run: r.can_run,
@@ -52,8 +44,5 @@ export function partitionExpirationJobView(job: Job): PartitionExpirationJobWire
         }
       : null,
     result_note: r ? null : resultNote(job, parsed?.error, "partition expiration"),
-    created_at: job.createdAt.toISOString(),
-    started_at: iso(job.startedAt),
-    finished_at: iso(job.finishedAt),
   };
 }

@@ -12,7 +12,7 @@ import {
 } from "@lakesmith/shared/maintenance";
 import type { Job } from "../db/schema.ts";
 import { resultNote } from "../jobs/table-jobs.ts";
-import { iso } from "../jobs/view.ts";
+import { tableJobFields } from "../jobs/view.ts";
 import type { VacuumJobWire } from "./schemas.ts";
 
 export function vacuumJobView(job: Job): VacuumJobWire {
@@ -21,24 +21,13 @@ export function vacuumJobView(job: Job): VacuumJobWire {
   const parsed = job.result ? VacuumResultSchema.safeParse(job.result) : undefined;
   const result = parsed?.success ? parsed.data : undefined;
   return {
-    id: job.id,
-    table_id: job.tableId,
-    status: job.status,
-    trigger: job.trigger,
-    schedule_id: job.scheduleId,
-    priority: job.priority,
+    ...tableJobFields(job),
     mode: payload.mode ?? "lite",
     dry_run: payload.dry_run ?? false,
     retention_hours: payload.retention_hours ?? null,
     keep_count: payload.keep?.length ?? 0,
-    attempt: job.attempt,
-    agent_id: job.leaseOwner,
-    error: job.error,
     summary: result ? summaryOf(result, job.result ?? {}) : null,
     result_note: result ? null : resultNote(job, parsed?.error, "vacuum"),
-    created_at: job.createdAt.toISOString(),
-    started_at: iso(job.startedAt),
-    finished_at: iso(job.finishedAt),
   };
 }
 
