@@ -15,9 +15,9 @@ import { duckdbColumns } from "../agent/src/delta/schema.ts";
 import { checksumFiles, Engine } from "../agent/src/engine/index.ts";
 import { type ObjectStore, storeFor } from "../agent/src/store/index.ts";
 import { DELTA_FIXTURES } from "../agent/test/support/fixtures.ts";
-import { type ChildAgent, spawnAgent } from "./support/agents.ts";
+import type { ChildAgent } from "./support/agents.ts";
 import { writeEventsTable } from "./support/delta-tables.ts";
-import { startPlane, type TestPlane } from "./support/plane.ts";
+import { connectedChildAgent, onboardTable, startPlane, type TestPlane } from "./support/plane.ts";
 
 const FIXTURES = DELTA_FIXTURES;
 const root = mkdtempSync(join(tmpdir(), "crunch-e2e-"));
@@ -58,33 +58,22 @@ const s3Options = () => ({
   credentials: S3_CREDENTIALS,
 });
 
-async function childAgent(p: TestPlane, name: string): Promise<ChildAgent> {
-  const { token } = await p.createAgentToken(name);
-  const c = spawnAgent({
-    LAKESMITH_CONTROL_PLANE: p.url,
-    LAKESMITH_AGENT_TOKEN: token,
-    LAKESMITH_AGENT_CONCURRENCY: "1",
-    LAKESMITH_AGENT_ALLOW: `file://${root},s3://lake`,
-    LAKESMITH_AGENT_S3_ENDPOINT: s3Endpoint,
-    LAKESMITH_AGENT_S3_FORCE_PATH_STYLE: "true",
-    LAKESMITH_AGENT_S3_REGION: "us-east-1",
-    LAKESMITH_AGENT_MEMORY_LIMIT_MB: "512",
-    AWS_ACCESS_KEY_ID: S3_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: S3_CREDENTIALS.secretAccessKey,
-  });
-  children.push(c);
-  await c.waitForLog((l) => l.msg === "session established", 15_000);
-  return c;
-}
-
-/** Registers the table and waits for its onboarding to end; returns the table. */
-async function onboard(p: TestPlane, name: string, uri: string) {
-  const created = await p.api("POST", "/api/v1/tables", { name, uri, format: "delta" });
-  expect(created.status).toBe(201);
-  const job = await p.waitForJob(created.body.onboarding_job_id, ["succeeded", "failed"], 60_000);
-  const table = (await p.api("GET", `/api/v1/tables/${created.body.id}`)).body;
-  return { table, job };
-}
+const childAgent = (p: TestPlane, name: string) =>
+  connectedChildAgent(
+    p,
+    name,
+    {
+      LAKESMITH_AGENT_CONCURRENCY: "1",
+      LAKESMITH_AGENT_ALLOW: `file://${root},s3://lake`,
+      LAKESMITH_AGENT_S3_ENDPOINT: s3Endpoint,
+      LAKESMITH_AGENT_S3_FORCE_PATH_STYLE: "true",
+      LAKESMITH_AGENT_S3_REGION: "us-east-1",
+      LAKESMITH_AGENT_MEMORY_LIMIT_MB: "512",
+      AWS_ACCESS_KEY_ID: S3_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: S3_CREDENTIALS.secretAccessKey,
+    },
+    children,
+  );
 
 async function crunch(p: TestPlane, tableId: string, body: Record<string, unknown>) {
   const res = await p.api("POST", `/api/v1/tables/${tableId}/crunch`, body);
@@ -138,7 +127,7 @@ describe("crunch end to end", () => {
     const store = storeFor(`file://${path}`);
     const before = await tableRows(store);
 
-    const { table, job } = await onboard(plane, "nyt.covid", `file://${path}`);
+    const { table, job } = await onboardTable(plane, "nyt.covid", `file://${path}`);
     expect(job.status, job.error ?? "").toBe("succeeded");
     expect(table).toMatchObject({ onboarding_status: "active", recipe: { date_filter_column: "date" } });
 
@@ -168,7 +157,7 @@ describe("crunch end to end", () => {
     await upload(local, store);
     const before = await tableRows(store);
 
-    const { table, job } = await onboard(plane, "shop.events", "s3://lake/warehouse/events");
+    const { table, job } = await onboardTable(plane, "shop.events", "s3://lake/warehouse/events");
     expect(job.status, job.error ?? "").toBe("succeeded");
     expect(table.recipe).toMatchObject({
       partition_pattern: "event_date=YYYY-MM-DD",
@@ -196,7 +185,7 @@ describe("crunch end to end", () => {
     await childAgent(plane, "refusing-agent");
     const path = join(root, "features");
     cpSync(join(FIXTURES, "simple_table_features"), path, { recursive: true });
-    const { table, job } = await onboard(plane, "odd.features", `file://${path}`);
+    const { table, job } = await onboardTable(plane, "odd.features", `file://${path}`);
     expect(job.status).toBe("failed");
     expect(table.onboarding_status).toBe("failed");
     expect(table.onboarding_error).toContain("can't be managed safely");
@@ -209,7 +198,7 @@ describe("crunch end to end", () => {
     const store = storeFor(`file://${path}`);
     const before = await tableRows(store);
     const doomed = await childAgent(plane, "doomed");
-    const { table } = await onboard(plane, "shop.kill", `file://${path}`);
+    const { table } = await onboardTable(plane, "shop.kill", `file://${path}`);
 
     const id = await crunch(plane, table.id, {
       backfill_start_date: "2026-01-01",

@@ -17,9 +17,9 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { loadSnapshot } from "../agent/src/delta/index.ts";
 import { Engine } from "../agent/src/engine/index.ts";
 import { storeFor } from "../agent/src/store/index.ts";
-import { type ChildAgent, spawnAgent } from "./support/agents.ts";
+import type { ChildAgent } from "./support/agents.ts";
 import { latestVersion, writeEventsTable } from "./support/delta-tables.ts";
-import { startPlane, type TestPlane } from "./support/plane.ts";
+import { connectedChildAgent, onboardTable, startPlane, type TestPlane } from "./support/plane.ts";
 
 const root = mkdtempSync(join(tmpdir(), "maintenance-e2e-"));
 let plane: TestPlane | undefined;
@@ -34,26 +34,23 @@ afterEach(async () => {
   plane = undefined;
 });
 
-async function childAgent(p: TestPlane, name: string): Promise<ChildAgent> {
-  const { token } = await p.createAgentToken(name);
-  const c = spawnAgent({
-    LAKESMITH_CONTROL_PLANE: p.url,
-    LAKESMITH_AGENT_TOKEN: token,
-    LAKESMITH_AGENT_CONCURRENCY: "1",
-    LAKESMITH_AGENT_ALLOW: `file://${root}`,
-    LAKESMITH_AGENT_MEMORY_LIMIT_MB: "512",
-  });
-  children.push(c);
-  await c.waitForLog((l) => l.msg === "session established", 15_000);
-  return c;
-}
+const childAgent = (p: TestPlane, name: string) =>
+  connectedChildAgent(
+    p,
+    name,
+    {
+      LAKESMITH_AGENT_CONCURRENCY: "1",
+      LAKESMITH_AGENT_ALLOW: `file://${root}`,
+      LAKESMITH_AGENT_MEMORY_LIMIT_MB: "512",
+    },
+    children,
+  );
 
+/** Registers the table and waits for its onboarding to succeed; returns the table. */
 async function onboard(p: TestPlane, name: string, uri: string) {
-  const created = await p.api("POST", "/api/v1/tables", { name, uri, format: "delta" });
-  expect(created.status).toBe(201);
-  const job = await p.waitForJob(created.body.onboarding_job_id, ["succeeded", "failed"], 60_000);
+  const { table, job } = await onboardTable(p, name, uri);
   expect(job.status, job.error ?? "").toBe("succeeded");
-  return (await p.api("GET", `/api/v1/tables/${created.body.id}`)).body;
+  return table;
 }
 
 /** Posts a trigger that answers 202 with a job, and waits for the job to end. */

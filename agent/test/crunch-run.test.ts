@@ -8,7 +8,6 @@ import { cpSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CrunchPayload } from "@lakesmith/shared/jobs";
-import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { appendCommit, writeEventsTable } from "../../test/support/delta-tables.ts";
 import { runCrunch } from "../src/crunch/run.ts";
@@ -16,7 +15,6 @@ import { JOB_ID_FIELD, loadSnapshot } from "../src/delta/index.ts";
 import { duckdbColumns } from "../src/delta/schema.ts";
 import { checksumFiles, compareChecksums, Engine } from "../src/engine/index.ts";
 import { runInspection } from "../src/inspect/run.ts";
-import type { JobContext } from "../src/registry.ts";
 import {
   FileStore,
   type ObjectStore,
@@ -24,6 +22,7 @@ import {
   type WriteSource,
 } from "../src/store/index.ts";
 import { DELTA_FIXTURES } from "./support/fixtures.ts";
+import { jobContext } from "./support/maintenance.ts";
 
 const FIXTURES = DELTA_FIXTURES;
 const root = mkdtempSync(join(tmpdir(), "crunch-run-"));
@@ -32,26 +31,10 @@ afterAll(() => {
   for (const e of engines) e.close();
 });
 
-let jobs = 0;
+/** A crunch job's context, and the progress it reported. */
 function context<P>(payload: P, options: { jobId?: string; signal?: AbortSignal } = {}) {
-  const progress: Record<string, unknown>[] = [];
-  const ctx: JobContext<P> = {
-    job: {
-      id: options.jobId ?? `job_${String(++jobs).padStart(20, "0")}`,
-      kind: "crunch",
-      fence: 1,
-      attempt: 1,
-      priority: "P2",
-      table_id: "tbl_test",
-      payload: payload as Record<string, unknown>,
-    },
-    payload,
-    signal: options.signal ?? new AbortController().signal,
-    scratchDir: mkdtempSync(join(root, "scratch-")),
-    progress: (p) => progress.push(p),
-    log: pino({ level: "silent" }),
-  };
-  return { ctx, progress };
+  const ctx = jobContext(root, "crunch", payload, options);
+  return { ctx, progress: ctx.reports };
 }
 
 function payloadFor(path: string, extra: Partial<CrunchPayload> = {}): CrunchPayload {

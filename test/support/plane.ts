@@ -7,7 +7,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { expect } from "vitest";
 import { type NodeServer, startNodeServer } from "../../control-plane/src/adapter/node-server.ts";
+import { type ChildAgent, spawnAgent } from "./agents.ts";
 
 export const ADMIN_KEY = `lsk_${"e".repeat(40)}`;
 export const FAST_TIMINGS = {
@@ -152,4 +154,30 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * A `lakesmith-agent` child process connected to `p` under a new token, with `env` on top of the
+ * connection settings, once its session is established; added to `children` for the suite to stop.
+ */
+export async function connectedChildAgent(
+  p: TestPlane,
+  name: string,
+  env: Record<string, string>,
+  children: ChildAgent[],
+): Promise<ChildAgent> {
+  const { token } = await p.createAgentToken(name);
+  const c = spawnAgent({ LAKESMITH_CONTROL_PLANE: p.url, LAKESMITH_AGENT_TOKEN: token, ...env });
+  children.push(c);
+  await c.waitForLog((l) => l.msg === "session established", 15_000);
+  return c;
+}
+
+/** Registers a Delta table through the API and waits for its onboarding to end; returns both. */
+export async function onboardTable(p: TestPlane, name: string, uri: string) {
+  const created = await p.api("POST", "/api/v1/tables", { name, uri, format: "delta" });
+  expect(created.status).toBe(201);
+  const job = await p.waitForJob(created.body.onboarding_job_id, ["succeeded", "failed"], 60_000);
+  const table = (await p.api("GET", `/api/v1/tables/${created.body.id}`)).body;
+  return { table, job };
 }
