@@ -154,8 +154,11 @@ export class TableService {
       // Concatenated, not json_group_array(json(item)): each item is JSON text already, and
       // parsing it again cost more than building it.
       const items = sql<string>`'[' || coalesce(group_concat(${rows.item}, ','), '') || ']'`;
-      const query = this.db.select({ items, generation }).from(rows);
-      statement = preparedRows(query, ["items", "generation"], cache);
+      // A page read from a bookmark also reads the list's generation, to check the bookmark held.
+      statement =
+        part === "seek"
+          ? preparedRows(this.db.select({ items, generation }).from(rows), ["items", "generation"], cache)
+          : preparedRows(this.db.select({ items }).from(rows), ["items"], cache);
     }
     this.statements.set(key, statement);
     return statement;
