@@ -183,6 +183,7 @@ describe("crunch on Delta tables", () => {
     expect(result.settings).toMatchObject({ trials: [], parquet_version: "v1", dictionary_size_limit: 6144 });
     expect(result.settings?.tuned_with).toBeUndefined();
     expect(result.settings?.reason).toMatch(/not tried against other candidates/);
+    expect(result.settings?.reason).toMatch(/bytes a row in memory \(estimated from the column types/);
     expect(result.phases_ms?.tune).toBeDefined();
     expectSameRows(before, await tableChecksum(store, path));
   });

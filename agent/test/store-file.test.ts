@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -29,6 +29,21 @@ describe("FileStore", () => {
     await store.write("a/x", "2");
     await Promise.all(Array.from({ length: 8 }, () => store.writeIfAbsent("a/y", "3")));
     expect((await readdir(join(root, "a"))).sort()).toEqual(["x", "y"]);
+  });
+
+  it("moves a local file given up into place on the same file system, and copies one kept", async () => {
+    const root = await freshRoot();
+    const store = new FileStore(join(root, "t"));
+    const given = join(root, "given.parquet");
+    const kept = join(root, "kept.parquet");
+    await writeFile(given, "given");
+    await writeFile(kept, "kept");
+    await store.write("p/given.parquet", { file: given, move: true });
+    await store.write("p/kept.parquet", { file: kept });
+    expect(await readdir(root)).toEqual(expect.not.arrayContaining(["given.parquet"]));
+    expect(await readFile(kept, "utf8")).toBe("kept");
+    expect((await readdir(join(root, "t", "p"))).sort()).toEqual(["given.parquet", "kept.parquet"]);
+    expect(await readFile(join(root, "t", "p", "given.parquet"), "utf8")).toBe("given");
   });
 
   it("refuses a key that resolves outside the root, whatever its spelling", async () => {

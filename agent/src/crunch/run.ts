@@ -52,11 +52,12 @@ import {
 } from "../delta/index.ts";
 import {
   checkSchema,
-  checksumFiles,
+  checksumOf,
   compareChecksums,
   type DeltaStats,
   Engine,
   explainMismatch,
+  readAsColumns,
   reuseSettings,
   rewriteFiles,
   tuneSettings,
@@ -373,9 +374,12 @@ async function rewriteBin(
   },
 ): Promise<RewrittenBin> {
   const outDir = join(job.binDir, "out");
-  const before = await phases.time("validate", () => checksumFiles(engine, job.inputs, job.columns));
+  // The inputs are read as the table's columns twice, for their checksum and by the rewrite.
+  const source = await phases.time("validate", () => readAsColumns(engine, job.inputs, job.columns));
+  const before = await phases.time("validate", () => checksumOf(engine, source, job.columns));
   const written = await phases.time("rewrite", () =>
     rewriteFiles(engine, {
+      source,
       inputs: job.inputs,
       columns: job.columns,
       outDir,
@@ -426,7 +430,8 @@ async function uploadBin(
   for (const file of rewritten.files) {
     const name = file.path.slice(rewritten.outDir.length + 1).replaceAll("/", "-");
     const key = `${folder}${name}`;
-    await store.write(key, { file: file.path });
+    // The scratch copy is not needed after: a `file://` table on the same file system takes it by a rename.
+    await store.write(key, { file: file.path, move: true });
     adds.push({ path: key, size: file.bytes, rows: file.rows, stats: file.stats, partitionValues });
   }
   return { partition: rewritten.partition, removes: rewritten.bin, adds, rows: rewritten.rows };

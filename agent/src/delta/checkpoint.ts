@@ -114,7 +114,7 @@ export async function writeCheckpoint(
       columns: checkpointColumns(statsParsed ? { statsParsed } : {}),
     });
     const sizeInBytes = (await stat(outPath)).size;
-    await store.write(checkpointKey(snapshot.version), { file: outPath });
+    await store.write(checkpointKey(snapshot.version), { file: outPath, move: true });
     const result = { version: snapshot.version, size, sizeInBytes, numOfAddFiles: snapshot.files.length };
     const previous = await readLastCheckpoint(store);
     if (!previous || previous.version <= snapshot.version)

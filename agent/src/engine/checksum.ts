@@ -113,7 +113,16 @@ export async function checksumFiles(
   columns: readonly TableColumn[],
   options: ChecksumOptions = {},
 ): Promise<Checksum> {
-  const select = await readAsColumns(engine, files, columns);
+  return checksumOf(engine, await readAsColumns(engine, files, columns), columns, options);
+}
+
+/** The content checksum of a `SELECT` with exactly `columns`, such as `readAsColumns` builds (one scan). */
+export async function checksumOf(
+  engine: Engine,
+  select: string,
+  columns: readonly TableColumn[],
+  options: ChecksumOptions = {},
+): Promise<Checksum> {
   const rows = await engine.query(`select ${checksumAggregates(columns, options)} from (${select})`);
   return checksumFromRows(columns, rows);
 }

@@ -6,5 +6,6 @@ export * from "./checksum.ts";
 export * from "./duckdb.ts";
 export * from "./profile.ts";
 export * from "./rewrite.ts";
+export * from "./row-bytes.ts";
 export * from "./stats.ts";
 export * from "./tune.ts";

@@ -67,6 +67,8 @@ export interface RewriteOptions {
   namePrefix: string;
   settings: CrunchWriteSettings;
   targetFileBytes: number;
+  /** `inputs` read as `columns` (`readAsColumns`), where the caller has built it already. */
+  source?: string;
 }
 
 export interface RewriteResult {
@@ -117,7 +119,7 @@ export async function rewriteFiles(engine: Engine, options: RewriteOptions): Pro
   await rm(staging, { recursive: true, force: true });
   await mkdir(options.outDir, { recursive: true });
   try {
-    const select = await readAsColumns(engine, options.inputs, columns);
+    const select = options.source ?? (await readAsColumns(engine, options.inputs, columns));
     const leaves = await statLeaves(engine, columns);
     const copied = await withInsertionOrder(engine, settings.sort_columns.length > 0, () =>
       engine.query<CopyStatsRow>(

@@ -18,8 +18,9 @@
  * and written once per always-run trial, and those passes must fit in the tuning share (`tuneShare`,
  * default `TUNE_SHARE`) of the bytes the crunch writes with the choice (`crunchBytes`: every bin, as
  * the choice is kept for all of them). A smaller crunch (one bin of a few MB) gets the base settings
- * untried, after loading only enough rows to size its row groups: tuning would cost it more than its
- * whole plain write. Trials stop once the time box is spent: the tuning share of the bin's estimated
+ * untried, its row groups sized by the bytes a row takes as estimated from the column types and
+ * string lengths (row-bytes.ts; measured on the fewest sample rows where a column is nested): tuning
+ * would cost it more than its whole plain write. Trials stop once the time box is spent: the tuning share of the bin's estimated
  * plain write time, at most 10 s, or `timeBudgetMs`; the plain, dictionary and (where allowed) v2
  * trials always run. The candidates come in the order of what they usually gain per millisecond:
  * dictionaries bounded tighter (`SMALL_DICTIONARY_LIMIT`) or none at all, Parquet v2 (only when the
@@ -44,6 +45,7 @@ import type { CrunchSettings, CrunchTunedWith } from "@lakesmith/shared/jobs";
 import { checksumAggregates, readAsColumns, type TableColumn } from "./checksum.ts";
 import { type Engine, sqlIdent, sqlList, sqlString } from "./duckdb.ts";
 import { type CrunchWriteSettings, orderBy, parquetOptions, withInsertionOrder } from "./rewrite.ts";
+import { estimateRowBytes } from "./row-bytes.ts";
 
 export interface TuneOptions {
   inputs: readonly string[];
@@ -88,7 +90,7 @@ export const SORT_MEMORY_SHARE = 0.5;
 export const NOISE_MARGIN = 0.05;
 /** Candidate trials run whatever the time box (the dictionary bounds; v2 comes on top where allowed). */
 const ALWAYS_TRIALS = 2;
-/** The fewest rows a sample holds (and all an untried crunch loads, to size its row groups). */
+/** The fewest rows a sample holds (and all an untried crunch with a nested column loads, to size its row groups). */
 const MIN_SAMPLE_ROWS = 32_768;
 
 export interface Trial {
@@ -202,6 +204,24 @@ export async function tuneSettings(
   const crunchBytes = options.crunchBytes ?? plan.binBytes;
   const share = options.tuneShare ?? TUNE_SHARE;
   const trialsFit = options.sampleRows !== undefined || passes * plan.bytes <= share * crunchBytes;
+  const cost = { passes, share, sampleBytes: plan.bytes, crunchBytes, started };
+  if (!trialsFit) {
+    // Sizing row groups needs only the bytes a row takes: estimated from the column types where
+    // they are flat, measured on the fewest sample rows where a column is nested.
+    const estimated = await estimateRowBytes(engine, plan.files.slice(0, 1), options.columns);
+    if (estimated !== null) {
+      const [row] = await engine.query<{ threads: number }>(
+        `select current_setting('threads')::int as threads`,
+      );
+      const sizing = {
+        rows: 0,
+        binRows: plan.binRows,
+        bytesPerRow: estimated,
+        threads: Number(row?.threads ?? 1),
+      };
+      return untried(sizing, cost, "estimated from the column types and string lengths");
+    }
+  }
   const sample = await loadSample(
     engine,
     options,
@@ -209,7 +229,7 @@ export async function tuneSettings(
     trialsFit ? plan.cap : Math.min(plan.cap, MIN_SAMPLE_ROWS),
   );
   try {
-    if (!trialsFit) return untried(sample, { passes, share, sampleBytes: plan.bytes, crunchBytes, started });
+    if (!trialsFit) return untried(sample, cost, `measured on ${sample.rows} rows`);
     const dir = options.scratchDir;
     // The plain rewrite keeps DuckDB's default of preserving insertion order; so does its trial.
     const trials: Trial[] = [await trialWrite(engine, PLAIN_SETTINGS, join(dir, "tune-plain.parquet"), true)];
@@ -313,6 +333,8 @@ export async function tuneSettings(
 function untried(
   sample: Sample,
   cost: { passes: number; share: number; sampleBytes: number; crunchBytes: number; started: number },
+  /** How the bytes a row takes were found. */
+  how: string,
 ): CrunchSettings & CrunchWriteSettings {
   const rowGroups = rowGroupSize(sample.binRows, sample.bytesPerRow, sample.threads);
   const settings: CrunchWriteSettings = { ...PLAIN_SETTINGS, row_group_size: rowGroups };
@@ -324,7 +346,7 @@ function untried(
       `would not repay the trials (${cost.passes} passes over a ${mb(cost.sampleBytes)} sample, more than ` +
       `${cost.share} of the crunch's writes); ${rowGroups}-row groups: ~${sample.binRows} rows over ` +
       `${sample.threads} threads, ${Math.round(sample.bytesPerRow)} bytes a row in memory ` +
-      `(measured on ${sample.rows} rows in ${Math.round(performance.now() - cost.started)} ms)`,
+      `(${how}, in ${Math.round(performance.now() - cost.started)} ms)`,
     trials: [],
   };
 }

@@ -1,6 +1,6 @@
 import { createReadStream } from "node:fs";
 import { Readable } from "node:stream";
-import type { WriteSource } from "./types.ts";
+import type { LocalFileSource, WriteSource } from "./types.ts";
 
 /** The bytes of a write source as a Node stream. */
 export function sourceStream(source: WriteSource): Readable {
@@ -9,6 +9,12 @@ export function sourceStream(source: WriteSource): Readable {
   if (source instanceof Readable) return source;
   if ("file" in source) return createReadStream(source.file);
   return Readable.from(source);
+}
+
+/** The local file a source names, or null for bytes, text and streams. */
+export function localFileOf(source: WriteSource): LocalFileSource | null {
+  if (typeof source === "string" || source instanceof Uint8Array || source instanceof Readable) return null;
+  return "file" in source ? source : null;
 }
 
 /** Reads a whole source into memory, for writes that need the length up front. */

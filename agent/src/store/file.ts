@@ -5,7 +5,8 @@
  * the target's folder first. A plain write then `rename`s it over the key (readers see the old file
  * or the new one); a write-if-absent `link`s it to the key, which fails with EEXIST when the key
  * exists, so of N racing writers exactly one wins and no reader ever sees a partial object under
- * the final name. Temporary files carry `TEMP_MARK` and are left out of listings.
+ * the final name. Temporary files carry `TEMP_MARK` and are left out of listings. A local file is
+ * copied by the kernel, not streamed, or moved where the caller gives it up (`LocalFileSource`).
  *
  * Keys map to paths under the root only; `checkKey` refuses `..` and absolute keys, and the
  * resolved path is checked against the root again. A symbolic link to a file reads as that file;
@@ -13,13 +14,12 @@
  */
 
 import { createReadStream } from "node:fs";
-import { link, lstat, mkdir, readdir, stat, unlink } from "node:fs/promises";
+import { link, lstat, mkdir, readdir, rename, stat, unlink } from "node:fs/promises";
 import { dirname, relative, resolve, sep } from "node:path";
 import type { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
-import { sourceStream } from "./body.ts";
 import { checkKey, checkPrefix } from "./keys.ts";
-import { downloadObject, replaceAtomically, TEMP_MARK, tempPathFor, writeSynced } from "./local.ts";
+import { downloadObject, TEMP_MARK, tempPathFor, writeTemp } from "./local.ts";
 import {
   type ByteRange,
   type DeleteResult,
@@ -110,7 +110,14 @@ export class FileStore implements ObjectStore {
   async write(key: string, source: WriteSource): Promise<void> {
     const path = this.pathOf(key);
     await mkdir(dirname(path), { recursive: true });
-    await replaceAtomically(path, sourceStream(source));
+    const temp = tempPathFor(path);
+    await writeTemp(temp, source);
+    try {
+      await rename(temp, path);
+    } catch (err) {
+      await unlink(temp).catch(() => {});
+      throw err;
+    }
   }
 
   async writeIfAbsent(key: string, source: WriteSource): Promise<WriteIfAbsentResult> {
@@ -119,7 +126,7 @@ export class FileStore implements ObjectStore {
     // Cheap early answer for the common lost race; the link below is what decides.
     if (await exists(path)) return { written: false, reason: "exists" };
     const temp = tempPathFor(path);
-    await writeSynced(temp, sourceStream(source));
+    await writeTemp(temp, source);
     try {
       await link(temp, path);
       return { written: true };

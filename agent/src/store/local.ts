@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, open, rename, unlink } from "node:fs/promises";
+import { constants } from "node:fs";
+import { copyFile, mkdir, open, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
-import { type ObjectInfo, type ObjectStore, StoreError } from "./types.ts";
+import { localFileOf, sourceStream } from "./body.ts";
+import { type ObjectInfo, type ObjectStore, StoreError, type WriteSource } from "./types.ts";
 
 /** Marks temporary files so `file://` listings can skip writes still in progress. */
 export const TEMP_MARK = ".lakesmith-tmp-";
@@ -40,6 +42,48 @@ export async function writeSynced(path: string, stream: Readable): Promise<numbe
   }
   await handle.close();
   return bytes;
+}
+
+/**
+ * Writes `source` to the new file `temp`, synced, ready to be renamed or linked into place. A local
+ * file is not streamed through JavaScript: one given up (`move`) is renamed to `temp` where it is on
+ * the same file system, any other is copied by the kernel (`copyFile`). Removes `temp` if anything fails.
+ */
+export async function writeTemp(temp: string, source: WriteSource): Promise<void> {
+  const local = localFileOf(source);
+  if (!local) {
+    await writeSynced(temp, sourceStream(source));
+    return;
+  }
+  try {
+    if (!(local.move && (await movedTo(local.file, temp))))
+      await copyFile(local.file, temp, constants.COPYFILE_EXCL);
+    await syncFile(temp);
+  } catch (err) {
+    await unlink(temp).catch(() => {});
+    throw err;
+  }
+}
+
+/** Renames `from` to `to`; false where they are on different file systems (the caller copies). */
+async function movedTo(from: string, to: string): Promise<boolean> {
+  try {
+    await rename(from, to);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EXDEV") return false;
+    throw err;
+  }
+}
+
+/** Flushes a file's content to the disk. */
+async function syncFile(path: string): Promise<void> {
+  const handle = await open(path, "r+");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Writes a stream to `path` through a temporary file and a rename: the file appears only complete. */

@@ -13,7 +13,17 @@ export interface ObjectInfo {
  * What a write takes: bytes, text (UTF-8), a stream or async iterable of bytes, or a local file by
  * path (read as a stream, so its size does not matter).
  */
-export type WriteSource = Uint8Array | string | Readable | AsyncIterable<Uint8Array> | { file: string };
+export type WriteSource = Uint8Array | string | Readable | AsyncIterable<Uint8Array> | LocalFileSource;
+
+/**
+ * A local file to write. With `move`, the caller gives the file up: a `file://` store on the same
+ * file system moves it into place instead of copying its bytes, so it may be gone afterwards
+ * (or still there, where it was copied); other stores read it as usual and leave it.
+ */
+export interface LocalFileSource {
+  file: string;
+  move?: boolean;
+}
 
 /**
  * The outcome of a write-if-absent. Losing is an expected outcome (two Delta writers racing for the

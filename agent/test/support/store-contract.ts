@@ -144,6 +144,29 @@ export function objectStoreContract(name: string, target: ContractTarget): void 
       },
     );
 
+    it("writes a local file given up with move, and one kept, and refuses a missing one", async () => {
+      const store = await target.store();
+      const kept = join(scratch, "kept.bin");
+      const given = join(scratch, "given.bin");
+      await writeFile(kept, "kept file");
+      await writeFile(given, "given file");
+      await store.write("f/kept.txt", { file: kept });
+      await store.write("f/given.txt", { file: given, move: true });
+      expect(await text(store, "f/kept.txt")).toBe("kept file");
+      expect(await text(store, "f/given.txt")).toBe("given file");
+      expect(await readFile(kept, "utf8")).toBe("kept file");
+
+      if (target.enforcesIfAbsent) {
+        await writeFile(given, "a second writer");
+        expect(await store.writeIfAbsent("f/given.txt", { file: given, move: true })).toMatchObject({
+          written: false,
+        });
+        expect(await text(store, "f/given.txt")).toBe("given file");
+      }
+      await expect(store.write("f/missing.txt", { file: join(scratch, "no-such-file") })).rejects.toThrow();
+      expect((await keys(store, "f/")).sort()).toEqual(["f/given.txt", "f/kept.txt"]);
+    });
+
     it("leaves nothing under the key when the source fails mid-write", async () => {
       const store = await target.store();
       async function* failing(): AsyncIterable<Uint8Array> {
