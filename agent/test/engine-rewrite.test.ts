@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -133,6 +133,35 @@ describe("rewriteFiles", () => {
     expect(names.every((n) => n.startsWith("part-7f3a-c") && n.endsWith(".parquet"))).toBe(true);
     for (const f of out.files.slice(0, -1)) expect(f.bytes).toBeLessThan(400_000 * 2);
     expect(compareChecksums(await checksumFiles(engine, inputs, columns), out.checksum)).toEqual([]);
+  });
+
+  it("hands the complete files to onWritten beside the checksum, and fails with it", async () => {
+    const inputs = await writeBin("written", 2, 5_000);
+    const seen: { path: string; bytes: number }[] = [];
+    const base = {
+      inputs,
+      columns,
+      namePrefix: "part-0b1c",
+      settings: zstd,
+      targetFileBytes: 1 << 30,
+    };
+    const out = await rewriteFiles(engine, {
+      ...base,
+      outDir: join(dir, "out-written"),
+      onWritten: async (paths) => {
+        for (const path of paths) seen.push({ path, bytes: (await stat(path)).size });
+      },
+    });
+    expect(seen).toEqual(out.files.map((f) => ({ path: f.path, bytes: f.bytes })));
+    await expect(
+      rewriteFiles(engine, {
+        ...base,
+        outDir: join(dir, "out-written-failing"),
+        onWritten: async () => {
+          throw new Error("disk full");
+        },
+      }),
+    ).rejects.toThrow("disk full");
   });
 
   it("sorts by the settings' sort columns", async () => {

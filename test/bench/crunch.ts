@@ -1,15 +1,17 @@
 /**
  * `npm run bench:crunch`: crunch through the whole system against a plain DuckDB rewrite.
  *
- * For each table, a fresh copy is registered through the API, onboarded and crunched by a
- * `lakesmith-agent` child process (the control plane runs in this process on a libSQL file); then
- * the same input files are rewritten with a plain `COPY (select * from read_parquet(files)) TO ...
- * (FORMAT parquet, COMPRESSION zstd)`, once before the crunch and once after, so that load from other
- * work on a shared machine weighs on both sides alike. Printed per table: input MB, MB/s of both
- * (crunch: the job's own duration, from loading the log to the commit, validation included; plain:
- * the mean of its two runs' times), their ratio, DRR of both, the CPU seconds each took (plain: the
- * mean of its runs; crunch: the agent process's, which contention does not inflate as it does wall
- * time), the settings crunch chose and why, and the agent's peak RSS (VmHWM).
+ * For each table, BENCH_REPEAT (default 3) rounds run in turn. A round takes a fresh copy of the
+ * table, rewrites its files with a plain `COPY (select * from read_parquet(files)) TO ... (FORMAT
+ * parquet, COMPRESSION zstd)`, then registers the copy through the API, onboards it and crunches it
+ * with a `lakesmith-agent` child process (the control plane runs in this process on a libSQL file).
+ * Plain and crunch alternate, so that load from other work on a shared machine weighs on both sides
+ * alike, and the figures are medians over the rounds: one stall on a 2-core machine moves a single
+ * run by 20% or more. Printed per table: input MB, MB/s of both (crunch: the job's own duration,
+ * from loading the log to the commit, validation included), the median of the rounds' ratios and
+ * their range, DRR of both, the CPU seconds each took (crunch: the agent process's, which contention
+ * does not inflate as it does wall time), the settings crunch chose and why, the phases of the
+ * median round, and the agent's peak RSS (VmHWM) over all rounds.
  *
  * BENCH_TABLES (comma-separated, default `events,covid`) picks the tables. Both are registered with
  * `parquet_v2: true`, as a user whose readers all accept Parquet v2 pages (Spark 3, Trino, DuckDB)
@@ -37,6 +39,7 @@ const FILES_PER_DAY = Number(process.env.BENCH_FILES_PER_DAY ?? 50);
 const ROWS_PER_FILE = Number(process.env.BENCH_ROWS_PER_FILE ?? 25_000);
 const MEMORY_LIMIT_MB = Number(process.env.BENCH_MEMORY_LIMIT_MB ?? 768);
 const PARQUET_V2 = process.env.BENCH_PARQUET_V2 !== "0";
+const REPEAT = Math.max(1, Number(process.env.BENCH_REPEAT ?? 3));
 const TABLES = new Set((process.env.BENCH_TABLES ?? "events,covid").split(",").map((t) => t.trim()));
 const FIXTURE = join(DELTA_FIXTURES, "COVID-19_NYT");
 const ADMIN_KEY = `lsk_${"b".repeat(40)}`;
@@ -49,6 +52,8 @@ interface Row {
   plainMbS: number;
   crunchMbS: number;
   ratio: number;
+  ratioMin: number;
+  ratioMax: number;
   plainDrr: number;
   crunchDrr: number;
   plainCpuS: number;
@@ -103,8 +108,7 @@ async function main() {
       tables.push(["COVID-19_NYT", covid]);
     }
 
-    for (const [name, path] of tables) {
-      const plainBefore = await plainRewrite(path, join(dir, `plain-${rows.length}-before`));
+    for (const [name, source] of tables) {
       const { token } = (await api("POST", "/api/v1/agents", { name: `bench-${rows.length}` })).body;
       const agent = spawnAgent({
         LAKESMITH_CONTROL_PLANE: url,
@@ -114,53 +118,48 @@ async function main() {
         LAKESMITH_AGENT_MEMORY_LIMIT_MB: String(MEMORY_LIMIT_MB),
         LAKESMITH_AGENT_SCRATCH: join(dir, "scratch"),
       });
-      await agent.waitForLog((l) => l.msg === "session established", 30_000);
-      const table = (
-        await api("POST", "/api/v1/tables", {
-          name: `bench.t${rows.length}`,
-          uri: `file://${path}`,
-          format: "delta",
-          parquet_v2: PARQUET_V2,
-        })
-      ).body;
-      const onboarding = await waitJob(table.onboarding_job_id);
-      if (onboarding.status !== "succeeded") throw new Error(`onboarding failed: ${onboarding.error}`);
-      const trigger = await api("POST", `/api/v1/tables/${table.id}/crunch`, {
-        backfill_start_date: "1970-01-01",
-        backfill_end_date: "2099-12-31",
-      });
-      if (trigger.status !== 202) throw new Error(`crunch trigger: ${JSON.stringify(trigger.body)}`);
-      const cpuBefore = cpuSeconds(agent.child.pid);
-      const job = await waitJob(trigger.body.id);
-      const crunchCpuS = cpuSeconds(agent.child.pid) - cpuBefore;
-      const peakRssMb = peakRss(agent.child.pid);
-      agent.child.kill("SIGTERM");
-      await agent.exited;
-      if (job.status !== "succeeded") throw new Error(`crunch failed: ${job.error}`);
-      const plainAfter = await plainRewrite(path, join(dir, `plain-${rows.length}-after`));
-      const plain = { ...plainBefore, ms: (plainBefore.ms + plainAfter.ms) / 2 };
-      const r = job.result;
-      const crunchMbS = r.bytes_before / MB / (r.duration_ms / 1000);
-      rows.push({
-        table: name,
-        files: plain.files,
-        inputMb: plain.inputBytes / MB,
-        plainMbS: plain.inputBytes / MB / (plain.ms / 1000),
-        crunchMbS,
-        ratio: crunchMbS / (plain.inputBytes / MB / (plain.ms / 1000)),
-        plainDrr: 100 * (1 - plain.outputBytes / plain.inputBytes),
-        crunchDrr: r.drr,
-        plainCpuS: (plainBefore.cpuS + plainAfter.cpuS) / 2,
-        crunchCpuS,
-        peakRssMb,
-        settings: r.settings?.reason ?? "(none)",
-        phases: { ...r.phases_ms, total: r.duration_ms },
-      });
-      process.stdout.write(
-        `${name}: plain ${Math.round(plainBefore.ms)} ms before the crunch, ${Math.round(plainAfter.ms)} ms after\n`,
-      );
-      if (r.bytes_before !== plain.inputBytes)
-        process.stdout.write(`note: crunch read ${r.bytes_before} bytes, plain ${plain.inputBytes}\n`);
+      const rounds: Round[] = [];
+      try {
+        await agent.waitForLog((l) => l.msg === "session established", 30_000);
+        for (let round = 0; round < REPEAT; round++) {
+          const path = `${source}-round-${round}`;
+          cpSync(source, path, { recursive: true });
+          const plain = await plainRewrite(path, join(dir, `plain-${rows.length}-${round}`));
+          const table = (
+            await api("POST", "/api/v1/tables", {
+              name: `bench.t${rows.length}_${round}`,
+              uri: `file://${path}`,
+              format: "delta",
+              parquet_v2: PARQUET_V2,
+            })
+          ).body;
+          const onboarding = await waitJob(table.onboarding_job_id);
+          if (onboarding.status !== "succeeded") throw new Error(`onboarding failed: ${onboarding.error}`);
+          const trigger = await api("POST", `/api/v1/tables/${table.id}/crunch`, {
+            backfill_start_date: "1970-01-01",
+            backfill_end_date: "2099-12-31",
+          });
+          if (trigger.status !== 202) throw new Error(`crunch trigger: ${JSON.stringify(trigger.body)}`);
+          const cpuBefore = cpuSeconds(agent.child.pid);
+          const job = await waitJob(trigger.body.id);
+          const cpuS = cpuSeconds(agent.child.pid) - cpuBefore;
+          if (job.status !== "succeeded") throw new Error(`crunch failed: ${job.error}`);
+          if (job.result.bytes_before !== plain.inputBytes)
+            process.stdout.write(
+              `note: crunch read ${job.result.bytes_before} bytes, plain ${plain.inputBytes}\n`,
+            );
+          rounds.push({ plain, crunch: job.result, crunchCpuS: cpuS });
+          process.stdout.write(
+            `${name}, round ${round + 1}: plain ${Math.round(plain.ms)} ms, crunch ${job.result.duration_ms} ms ` +
+              `(ratio ${(plain.ms / job.result.duration_ms).toFixed(2)})\n`,
+          );
+          rmSync(path, { recursive: true, force: true });
+        }
+        rows.push(summarizeRounds(name, rounds, peakRss(agent.child.pid)));
+      } finally {
+        agent.child.kill("SIGTERM");
+        await agent.exited;
+      }
     }
   } finally {
     await server.stop();
@@ -168,19 +167,62 @@ async function main() {
   }
 
   const f = (n: number, d = 1) => n.toFixed(d);
+  console.log(`\nmedians over ${REPEAT} rounds (ratio: the median of the rounds' ratios, and their range)`);
   console.log(
-    "\ntable               files  input MB  plain MB/s  crunch MB/s  ratio  plain DRR  crunch DRR  plain CPU s  crunch CPU s  agent peak RSS",
+    "table               files  input MB  plain MB/s  crunch MB/s  ratio (range)     plain DRR  crunch DRR  plain CPU s  crunch CPU s  agent peak RSS",
   );
   for (const r of rows)
     console.log(
       `${r.table.padEnd(20)}${String(r.files).padStart(5)}${f(r.inputMb).padStart(10)}${f(r.plainMbS).padStart(12)}` +
-        `${f(r.crunchMbS).padStart(13)}${f(r.ratio, 2).padStart(7)}${`${f(r.plainDrr)}%`.padStart(11)}` +
+        `${f(r.crunchMbS).padStart(13)}${`${f(r.ratio, 2)} (${f(r.ratioMin, 2)}–${f(r.ratioMax, 2)})`.padStart(18)}${`${f(r.plainDrr)}%`.padStart(11)}` +
         `${`${f(r.crunchDrr)}%`.padStart(12)}${f(r.plainCpuS, 2).padStart(13)}${f(r.crunchCpuS, 2).padStart(14)}` +
         `${`${f(r.peakRssMb, 0)} MB`.padStart(16)}`,
     );
   for (const r of rows) console.log(`${r.table}: ${r.settings}\n  phases (ms): ${JSON.stringify(r.phases)}`);
   console.log(`tables registered with parquet_v2: ${PARQUET_V2} (BENCH_PARQUET_V2=0 for v1 only)`);
   console.log("targets: ratio >= 0.80; crunch DRR >= plain DRR + 10 points; peak RSS < 1024 MB");
+}
+
+interface Round {
+  plain: Awaited<ReturnType<typeof plainRewrite>>;
+  // biome-ignore lint/suspicious/noExplicitAny: the crunch job's result as the API returns it
+  crunch: any;
+  crunchCpuS: number;
+}
+
+/** A table's row: medians over its rounds; the settings and phases of the round with the median ratio. */
+function summarizeRounds(table: string, rounds: Round[], peakRssMb: number): Row {
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const mid = sorted.length >> 1;
+    return sorted.length % 2
+      ? (sorted[mid] as number)
+      : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  };
+  const ratios = rounds.map((r) => r.plain.ms / r.crunch.duration_ms);
+  const byRatio = [...rounds].sort(
+    (a, b) => a.plain.ms / a.crunch.duration_ms - b.plain.ms / b.crunch.duration_ms,
+  );
+  const typical = byRatio[(byRatio.length - 1) >> 1] as Round;
+  const first = rounds[0] as Round;
+  const inputMb = first.plain.inputBytes / MB;
+  return {
+    table,
+    files: first.plain.files,
+    inputMb,
+    plainMbS: inputMb / (median(rounds.map((r) => r.plain.ms)) / 1000),
+    crunchMbS: first.crunch.bytes_before / MB / (median(rounds.map((r) => r.crunch.duration_ms)) / 1000),
+    ratio: median(ratios),
+    ratioMin: Math.min(...ratios),
+    ratioMax: Math.max(...ratios),
+    plainDrr: median(rounds.map((r) => 100 * (1 - r.plain.outputBytes / r.plain.inputBytes))),
+    crunchDrr: median(rounds.map((r) => r.crunch.drr)),
+    plainCpuS: median(rounds.map((r) => r.plain.cpuS)),
+    crunchCpuS: median(rounds.map((r) => r.crunchCpuS)),
+    peakRssMb,
+    settings: typical.crunch.settings?.reason ?? "(none)",
+    phases: { ...typical.crunch.phases_ms, total: typical.crunch.duration_ms },
+  };
 }
 
 /** The plain rewrite of the table's active files: one COPY, zstd, DuckDB's defaults otherwise. */

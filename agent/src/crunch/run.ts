@@ -65,7 +65,7 @@ import {
 } from "../engine/index.ts";
 import type { JobContext } from "../registry.ts";
 import { JobError } from "../registry.ts";
-import { localPaths, type ObjectStore } from "../store/index.ts";
+import { flushFiles, localPaths, type ObjectStore } from "../store/index.ts";
 import { type PartitionPlan, planCrunch, WRITTEN_BY_TAG } from "./plan.ts";
 
 export interface CrunchOptions {
@@ -212,6 +212,7 @@ export async function runCrunch(
           if (!settings) log.info({ settings: chosen }, "rewrite settings chosen");
           settings = chosen;
           rewritten = await rewriteBin(engine, phases, {
+            store,
             partition,
             bin,
             inputs,
@@ -364,6 +365,7 @@ async function rewriteBin(
   engine: Engine,
   phases: Phases,
   job: {
+    store: ObjectStore;
     partition: PartitionPlan<PlannedFile>;
     bin: PlannedFile[];
     inputs: string[];
@@ -386,6 +388,9 @@ async function rewriteBin(
       namePrefix: `part-${randomUUID()}`,
       settings: job.settings,
       targetFileBytes: job.targetBytes,
+      // A local table takes the files by a rename (uploadBin): their flush to disk, which that
+      // write must wait for, runs beside the output checksum instead.
+      ...(job.store.localFile ? { onWritten: flushFiles } : {}),
     }),
   );
   const outputs = written.files.map((f) => f.path);

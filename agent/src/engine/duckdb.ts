@@ -4,7 +4,8 @@
  * folder first and hand the engine paths.
  *
  * An `Engine` is one in-memory DuckDB database with a memory limit and a spill folder, so a job's
- * memory is bounded by its settings rather than by the table. Values come back as plain JavaScript
+ * memory is bounded by its settings rather than by the table. Closing one readies a spare database
+ * for the next `open` (see `spares`). Values come back as plain JavaScript
  * (`getRowObjectsJson`): BIGINT and DECIMAL as strings where they would lose precision, dates and
  * timestamps as ISO strings, structs and maps as objects.
  *
@@ -36,6 +37,7 @@ export class Engine {
     private readonly connection: DuckDBConnection,
     /** DuckDB's `memory_limit`, for callers that size their work to it (tune.ts). */
     readonly memoryLimitMb: number,
+    private readonly settings: Record<string, string>,
   ) {}
 
   static async open(options: EngineOptions = {}): Promise<Engine> {
@@ -47,16 +49,16 @@ export class Engine {
       autoload_known_extensions: "false",
     };
     if (options.threads) settings.threads = String(options.threads);
-    if (options.tempDir) {
-      await mkdir(options.tempDir, { recursive: true });
-      settings.temp_directory = options.tempDir;
-    }
-    const instance = await DuckDBInstance.create(":memory:", settings);
+    const instance = await takeInstance(settings);
     const connection = await instance.connect();
     // Casts between TIMESTAMP and TIMESTAMPTZ (Spark's INT96 files read as TIMESTAMP) must not depend
     // on the host's zone: Delta timestamps are UTC instants. (An ICU setting: not settable at create.)
     await connection.run("set TimeZone = 'UTC'");
-    return new Engine(instance, connection, memoryLimitMb);
+    if (options.tempDir) {
+      await mkdir(options.tempDir, { recursive: true });
+      await connection.run(`set temp_directory = ${sqlString(options.tempDir)}`);
+    }
+    return new Engine(instance, connection, memoryLimitMb, settings);
   }
 
   /** Runs one statement (or several separated by `;`) and discards any rows. */
@@ -85,10 +87,38 @@ export class Engine {
     for await (const rows of result.yieldRowObjectJson()) yield rows as T[];
   }
 
+  /** Closes the database (its memory and spill files go) and readies a spare for the next `open`. */
   close(): void {
     this.connection.closeSync();
     this.instance.closeSync();
+    keepSpare(this.settings);
   }
+}
+
+/**
+ * Spare databases, one per set of creation settings: creating a DuckDB database takes 10–20 ms,
+ * which a short job (a crunch of a few MB) would otherwise pay every time. A spare is created when
+ * an engine closes, between jobs rather than during one, and is taken, unused, by the next `open`
+ * with the same settings; each job still gets a database of its own.
+ */
+const spares = new Map<string, Promise<DuckDBInstance>>();
+
+async function takeInstance(settings: Record<string, string>): Promise<DuckDBInstance> {
+  const key = JSON.stringify(settings);
+  const spare = spares.get(key);
+  spares.delete(key);
+  return (await spare?.catch(() => undefined)) ?? DuckDBInstance.create(":memory:", settings);
+}
+
+function keepSpare(settings: Record<string, string>): void {
+  const key = JSON.stringify(settings);
+  if (spares.has(key)) return;
+  const created = DuckDBInstance.create(":memory:", settings);
+  // A failure surfaces when the spare is taken: `open` then creates a database as usual.
+  created.catch(() => {
+    if (spares.get(key) === created) spares.delete(key);
+  });
+  spares.set(key, created);
 }
 
 /** A SQL string literal: `it's` becomes `'it''s'`. */

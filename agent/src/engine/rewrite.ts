@@ -69,6 +69,11 @@ export interface RewriteOptions {
   targetFileBytes: number;
   /** `inputs` read as `columns` (`readAsColumns`), where the caller has built it already. */
   source?: string;
+  /**
+   * Called with the written files once they are complete, and awaited beside the output checksum:
+   * work on the files that needs no DuckDB (the crunch flushes them to disk there).
+   */
+  onWritten?: (paths: string[]) => Promise<void>;
 }
 
 export interface RewriteResult {
@@ -135,14 +140,16 @@ export async function rewriteFiles(engine: Engine, options: RewriteOptions): Pro
       const stats = statsFromCopy(leaves, row);
       files.push({ path, bytes: (await stat(path)).size, rows: stats.numRecords, stats });
     }
+    const paths = files.map((f) => f.path);
+    // Settles to its error, so that a checksum failure never leaves it rejecting unobserved.
+    const beside = (options.onWritten?.(paths) ?? Promise.resolve()).then(
+      () => null,
+      (err: Error) => err,
+    );
     const checksum =
-      files.length > 0
-        ? await checksumFiles(
-            engine,
-            files.map((f) => f.path),
-            columns,
-          )
-        : checksumFromRows(columns, []);
+      files.length > 0 ? await checksumFiles(engine, paths, columns) : checksumFromRows(columns, []);
+    const failed = await beside;
+    if (failed) throw failed;
     return { files, checksum };
   } finally {
     await rm(staging, { recursive: true, force: true });

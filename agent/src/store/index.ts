@@ -12,7 +12,7 @@ import type { ObjectStore } from "./types.ts";
 
 export { readAll } from "./body.ts";
 export { FileStore } from "./file.ts";
-export { localPaths } from "./local.ts";
+export { flushFiles, localPaths } from "./local.ts";
 export { MIN_PART_SIZE, S3Store, type S3StoreOptions } from "./s3.ts";
 export * from "./types.ts";
 

@@ -76,6 +76,11 @@ async function movedTo(from: string, to: string): Promise<boolean> {
   }
 }
 
+/** Flushes local files' content to the disk (before they are moved into a store, say). */
+export async function flushFiles(paths: readonly string[]): Promise<void> {
+  await Promise.all(paths.map(syncFile));
+}
+
 /** Flushes a file's content to the disk. */
 async function syncFile(path: string): Promise<void> {
   const handle = await open(path, "r+");
