@@ -1,7 +1,7 @@
 /**
  * `npm run bench:crunch`: crunch through the whole system against a plain DuckDB rewrite.
  *
- * For each table, BENCH_REPEAT (default 3) rounds run in turn. A round takes a fresh copy of the
+ * For each table, BENCH_REPEAT (default 5) rounds run in turn. A round takes a fresh copy of the
  * table, rewrites its files with a plain `COPY (select * from read_parquet(files)) TO ... (FORMAT
  * parquet, COMPRESSION zstd)`, then registers the copy through the API, onboards it and crunches it
  * with a `lakesmith-agent` child process (the control plane runs in this process on a libSQL file).
@@ -39,7 +39,7 @@ const FILES_PER_DAY = Number(process.env.BENCH_FILES_PER_DAY ?? 50);
 const ROWS_PER_FILE = Number(process.env.BENCH_ROWS_PER_FILE ?? 25_000);
 const MEMORY_LIMIT_MB = Number(process.env.BENCH_MEMORY_LIMIT_MB ?? 768);
 const PARQUET_V2 = process.env.BENCH_PARQUET_V2 !== "0";
-const REPEAT = Math.max(1, Number(process.env.BENCH_REPEAT ?? 3));
+const REPEAT = Math.max(1, Number(process.env.BENCH_REPEAT ?? 5));
 const TABLES = new Set((process.env.BENCH_TABLES ?? "events,covid").split(",").map((t) => t.trim()));
 const FIXTURE = join(DELTA_FIXTURES, "COVID-19_NYT");
 const ADMIN_KEY = `lsk_${"b".repeat(40)}`;
