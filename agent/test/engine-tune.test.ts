@@ -71,6 +71,27 @@ describe("pickTrial", () => {
     expect(pickTrial([trial(100, 10), trial(80, 14, 9), trial(60, 40, 19)], 1.5).bytes).toBe(80);
     expect(pickTrial([trial(100, 10), trial(120, 5), trial(60, 40)], 1.5).bytes).toBe(100);
   });
+
+  it("breaks a tie in size by the tighter dictionary bound, never by plain encoding", () => {
+    const bound = (t: Trial, limit: number | false): Trial => ({
+      ...t,
+      settings: {
+        ...t.settings,
+        ...(limit === false
+          ? { dictionary_encoding: false, dictionary_size_limit: 0 }
+          : { dictionary_size_limit: limit }),
+      },
+    });
+    const plain = bound(trial(100, 10), 6144);
+    // Slower than the allowance on the sample: with the same bytes, that is noise.
+    const tighter = bound(trial(100, 16), 2048);
+    const noDictionaries = bound(trial(100, 9), false);
+    expect(pickTrial([plain, tighter, noDictionaries], 1.5)).toBe(tighter);
+    expect(pickTrial([plain, bound(trial(101, 9), 2048)], 1.5)).toBe(plain);
+    expect(pickTrial([plain, noDictionaries], 1.5)).toBe(plain);
+    // Same bound, same size (v1 and v2, say): the earlier trial stays.
+    expect(pickTrial([plain, bound(trial(100, 8), 6144)], 1.5)).toBe(plain);
+  });
 });
 
 describe("rowGroupSize", () => {
@@ -198,9 +219,12 @@ describe("tuneSettings", () => {
     // the row group.
     expect(settings.dictionary_encoding === false || settings.dictionary_size_limit !== undefined).toBe(true);
     expect(parquetOptions(settings)).toMatch(/dictionary_size_limit \d+/);
+    // Every candidate qualifies (maxSlowdown 100): the choice wrote the smallest sample (one of
+    // them, on a tie).
     const smallest = Math.min(...settings.trials.map((t) => t.bytes));
-    const best = settings.trials.find((t) => t.bytes === smallest)?.settings ?? "";
-    expect(best.replace(/\d+-row groups/, "")).toBe(describeSettings(settings).replace(/\d+-row groups/, ""));
+    const chosen = describeSettings(settings).replace(/\d+-row groups/, "");
+    const trial = settings.trials.find((t) => t.settings.replace(/\d+-row groups/, "") === chosen);
+    expect(trial?.bytes).toBe(smallest);
     expect(settings.trials.every((t) => t.settings.endsWith("parquet v1"))).toBe(true);
     expect(settings.reason).toMatch(/50000-row sample/);
     expect(await readdir(join(dir, "scratch"))).toEqual([]);

