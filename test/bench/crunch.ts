@@ -19,7 +19,8 @@
  * BENCH_PARQUET_V2=0 registers them with the default (v1 only).
  *
  * Tables: an events table of BENCH_DAYS x BENCH_FILES_PER_DAY small snappy files (default 8 x 50 =
- * 400 files, BENCH_ROWS_PER_FILE rows each: timestamps, low-cardinality strings, ids, decimals),
+ * 400 files, BENCH_ROWS_PER_FILE rows each, default 40,000: about 300 MB of timestamps,
+ * low-cardinality strings, ids and decimals),
  * and the COVID-19_NYT fixture. Targets (issue 5): ratio >= 0.8; crunch DRR >= plain DRR + 10
  * points; peak memory < 1 GiB.
  */
@@ -36,7 +37,7 @@ import { writeEventsTable } from "../support/delta-tables.ts";
 
 const DAYS = Number(process.env.BENCH_DAYS ?? 8);
 const FILES_PER_DAY = Number(process.env.BENCH_FILES_PER_DAY ?? 50);
-const ROWS_PER_FILE = Number(process.env.BENCH_ROWS_PER_FILE ?? 25_000);
+const ROWS_PER_FILE = Number(process.env.BENCH_ROWS_PER_FILE ?? 40_000);
 const MEMORY_LIMIT_MB = Number(process.env.BENCH_MEMORY_LIMIT_MB ?? 768);
 const PARQUET_V2 = process.env.BENCH_PARQUET_V2 !== "0";
 const REPEAT = Math.max(1, Number(process.env.BENCH_REPEAT ?? 5));
