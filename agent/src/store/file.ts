@@ -14,12 +14,12 @@
  */
 
 import { createReadStream } from "node:fs";
-import { link, lstat, mkdir, readdir, rename, stat, unlink } from "node:fs/promises";
+import { link, lstat, mkdir, readdir, stat, unlink } from "node:fs/promises";
 import { dirname, relative, resolve, sep } from "node:path";
 import type { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { checkKey, checkPrefix } from "./keys.ts";
-import { downloadObject, TEMP_MARK, tempPathFor, writeTemp } from "./local.ts";
+import { downloadObject, replaceAtomically, TEMP_MARK, tempPathFor, writeTemp } from "./local.ts";
 import {
   type ByteRange,
   type DeleteResult,
@@ -110,14 +110,7 @@ export class FileStore implements ObjectStore {
   async write(key: string, source: WriteSource): Promise<void> {
     const path = this.pathOf(key);
     await mkdir(dirname(path), { recursive: true });
-    const temp = tempPathFor(path);
-    await writeTemp(temp, source);
-    try {
-      await rename(temp, path);
-    } catch (err) {
-      await unlink(temp).catch(() => {});
-      throw err;
-    }
+    await replaceAtomically(path, source);
   }
 
   async writeIfAbsent(key: string, source: WriteSource): Promise<WriteIfAbsentResult> {

@@ -91,17 +91,16 @@ async function syncFile(path: string): Promise<void> {
   }
 }
 
-/** Writes a stream to `path` through a temporary file and a rename: the file appears only complete. */
-export async function replaceAtomically(path: string, stream: Readable): Promise<number> {
+/** Writes `source` to `path` through a temporary file and a rename: the file appears only complete. */
+export async function replaceAtomically(path: string, source: WriteSource): Promise<void> {
   const temp = tempPathFor(path);
-  const bytes = await writeSynced(temp, stream);
+  await writeTemp(temp, source);
   try {
     await rename(temp, path);
   } catch (err) {
     await unlink(temp).catch(() => {});
     throw err;
   }
-  return bytes;
 }
 
 /**
