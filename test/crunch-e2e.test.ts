@@ -118,67 +118,76 @@ async function upload(folder: string, store: ObjectStore) {
   for (const file of walk(folder)) await store.write(relative(folder, file), { file });
 }
 
+/** A private copy of the table in `folder`, on `file://` in place or uploaded to S3 under `name`. */
+async function tableOn(where: "file" | "s3", name: string, folder: string) {
+  if (where === "file") return { uri: `file://${folder}`, store: storeFor(`file://${folder}`) };
+  const store = storeFor(`s3://lake/warehouse/${name}/`, { s3: s3Options() });
+  await upload(folder, store);
+  return { uri: `s3://lake/warehouse/${name}`, store };
+}
+
 describe("crunch end to end", () => {
-  it("onboards and crunches COVID-19_NYT on file://: identical rows, DRR above zero in the metrics", async () => {
-    plane = await startPlane();
-    await childAgent(plane, "covid-agent");
-    const path = join(root, "covid");
-    cpSync(join(FIXTURES, "COVID-19_NYT"), path, { recursive: true });
-    const store = storeFor(`file://${path}`);
-    const before = await tableRows(store);
+  for (const where of ["file", "s3"] as const) {
+    it(`onboards and crunches COVID-19_NYT on ${where}://: identical rows, DRR above zero in the metrics`, async () => {
+      plane = await startPlane();
+      await childAgent(plane, `covid-agent-${where}`);
+      const path = join(root, `covid-${where}`);
+      cpSync(join(FIXTURES, "COVID-19_NYT"), path, { recursive: true });
+      const { uri, store } = await tableOn(where, "covid", path);
+      const before = await tableRows(store);
 
-    const { table, job } = await onboardTable(plane, "nyt.covid", `file://${path}`);
-    expect(job.status, job.error ?? "").toBe("succeeded");
-    expect(table).toMatchObject({ onboarding_status: "active", recipe: { date_filter_column: "date" } });
+      const { table, job } = await onboardTable(plane, "nyt.covid", uri);
+      expect(job.status, job.error ?? "").toBe("succeeded");
+      expect(table).toMatchObject({ onboarding_status: "active", recipe: { date_filter_column: "date" } });
 
-    const id = await crunch(plane, table.id, {
-      backfill_start_date: "2020-01-01",
-      backfill_end_date: "2021-12-31",
-      priority: "P1",
-    });
-    const done = await plane.waitForJob(id, ["succeeded", "failed"], 90_000);
-    expect(done.status, done.error ?? "").toBe("succeeded");
-    const metrics = (await plane.api("GET", `/api/v1/crunch/${id}/metrics`)).body;
-    expect(metrics.metrics.drr).toBeGreaterThan(0);
-    expect(metrics.metrics.rows_in).toBe(1_111_930);
-    expect(metrics.metrics.rows_out).toBe(1_111_930);
+      const id = await crunch(plane, table.id, {
+        backfill_start_date: "2020-01-01",
+        backfill_end_date: "2021-12-31",
+        priority: "P1",
+      });
+      const done = await plane.waitForJob(id, ["succeeded", "failed"], 90_000);
+      expect(done.status, done.error ?? "").toBe("succeeded");
+      const metrics = (await plane.api("GET", `/api/v1/crunch/${id}/metrics`)).body;
+      expect(metrics.metrics.drr).toBeGreaterThan(0);
+      expect(metrics.metrics.rows_in).toBe(1_111_930);
+      expect(metrics.metrics.rows_out).toBe(1_111_930);
 
-    const after = await tableRows(store);
-    expect(after.sums).toEqual(before.sums);
-    expect(after.snapshot.version).toBe(1);
-  });
-
-  it("onboards and crunches a partitioned table of small snappy files on S3", async () => {
-    plane = await startPlane();
-    await childAgent(plane, "s3-agent");
-    const local = join(root, "events-s3");
-    await writeEventsTable(local, { days: 3, filesPerDay: 10, rowsPerFile: 2000 });
-    const store = storeFor("s3://lake/warehouse/events/", { s3: s3Options() });
-    await upload(local, store);
-    const before = await tableRows(store);
-
-    const { table, job } = await onboardTable(plane, "shop.events", "s3://lake/warehouse/events");
-    expect(job.status, job.error ?? "").toBe("succeeded");
-    expect(table.recipe).toMatchObject({
-      partition_pattern: "event_date=YYYY-MM-DD",
-      date_filter_column: "event_date",
+      const after = await tableRows(store);
+      expect(after.sums).toEqual(before.sums);
+      expect(after.snapshot.version).toBe(1);
     });
 
-    const id = await crunch(plane, table.id, {
-      backfill_start_date: "2026-01-01",
-      backfill_end_date: "2026-01-31",
-    });
-    const done = await plane.waitForJob(id, ["succeeded", "failed"], 90_000);
-    expect(done.status, done.error ?? "").toBe("succeeded");
-    const metrics = (await plane.api("GET", `/api/v1/crunch/${id}/metrics`)).body.metrics;
-    expect(metrics.partitions_crunched).toBe(3);
-    expect(metrics.files_before).toBe(30);
-    expect(metrics.drr).toBeGreaterThan(0);
+    it(`onboards and crunches a partitioned table of small snappy files on ${where}://`, async () => {
+      plane = await startPlane();
+      await childAgent(plane, `events-agent-${where}`);
+      const local = join(root, `events-${where}`);
+      await writeEventsTable(local, { days: 3, filesPerDay: 10, rowsPerFile: 2000 });
+      const { uri, store } = await tableOn(where, "events", local);
+      const before = await tableRows(store);
 
-    const after = await tableRows(store);
-    expect(after.sums).toEqual(before.sums);
-    expect(after.snapshot.files.length).toBe(metrics.files_after);
-  });
+      const { table, job } = await onboardTable(plane, "shop.events", uri);
+      expect(job.status, job.error ?? "").toBe("succeeded");
+      expect(table.recipe).toMatchObject({
+        partition_pattern: "event_date=YYYY-MM-DD",
+        date_filter_column: "event_date",
+      });
+
+      const id = await crunch(plane, table.id, {
+        backfill_start_date: "2026-01-01",
+        backfill_end_date: "2026-01-31",
+      });
+      const done = await plane.waitForJob(id, ["succeeded", "failed"], 90_000);
+      expect(done.status, done.error ?? "").toBe("succeeded");
+      const metrics = (await plane.api("GET", `/api/v1/crunch/${id}/metrics`)).body.metrics;
+      expect(metrics.partitions_crunched).toBe(3);
+      expect(metrics.files_before).toBe(30);
+      expect(metrics.drr).toBeGreaterThan(0);
+
+      const after = await tableRows(store);
+      expect(after.sums).toEqual(before.sums);
+      expect(after.snapshot.files.length).toBe(metrics.files_after);
+    });
+  }
 
   it("refuses a table with unknown features at onboarding, with the reason", async () => {
     plane = await startPlane();
