@@ -4,58 +4,43 @@
  * loopback), DuckDB reading the rows before and after. An agent is SIGKILLed in the middle of a
  * crunch, at the moment it starts its commit, and the retried job must leave exactly one commit.
  */
-import { cpSync, mkdtempSync, readdirSync, statSync } from "node:fs";
+import { cpSync, mkdtempSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
-import S3rver from "s3rver";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { JOB_ID_FIELD, loadSnapshot } from "../agent/src/delta/index.ts";
 import { duckdbColumns } from "../agent/src/delta/schema.ts";
 import { checksumFiles, Engine } from "../agent/src/engine/index.ts";
 import { type ObjectStore, storeFor } from "../agent/src/store/index.ts";
 import { DELTA_FIXTURES } from "../agent/test/support/fixtures.ts";
+import {
+  type LocalS3,
+  S3RVER_CREDENTIALS,
+  startS3rver,
+  uploadFolder,
+} from "../agent/test/support/local-s3.ts";
 import type { ChildAgent } from "./support/agents.ts";
 import { writeEventsTable } from "./support/delta-tables.ts";
 import { connectedChildAgent, onboardTable, startPlane, type TestPlane } from "./support/plane.ts";
 
 const FIXTURES = DELTA_FIXTURES;
 const root = mkdtempSync(join(tmpdir(), "crunch-e2e-"));
-const S3_CREDENTIALS = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" };
-let s3: S3rver;
-let s3Dir: string;
-let s3Endpoint: string;
+let s3: LocalS3;
 let plane: TestPlane | undefined;
 const children: ChildAgent[] = [];
 
 beforeAll(async () => {
-  s3Dir = mkdtempSync(join(tmpdir(), "crunch-e2e-s3-"));
-  s3 = new S3rver({
-    address: "127.0.0.1",
-    port: 0,
-    silent: true,
-    directory: s3Dir,
-    configureBuckets: [{ name: "lake" }],
-  });
-  const { port } = await s3.run();
-  s3Endpoint = `http://127.0.0.1:${port}`;
+  s3 = await startS3rver();
 });
 afterAll(async () => {
   await s3?.close();
-  await rm(s3Dir, { recursive: true, force: true });
   await rm(root, { recursive: true, force: true });
 });
 afterEach(async () => {
   for (const c of children.splice(0)) if (c.child.exitCode === null) c.child.kill("SIGKILL");
   await plane?.stop();
   plane = undefined;
-});
-
-const s3Options = () => ({
-  endpoint: s3Endpoint,
-  forcePathStyle: true,
-  region: "us-east-1",
-  credentials: S3_CREDENTIALS,
 });
 
 const childAgent = (p: TestPlane, name: string) =>
@@ -65,12 +50,12 @@ const childAgent = (p: TestPlane, name: string) =>
     {
       LAKESMITH_AGENT_CONCURRENCY: "1",
       LAKESMITH_AGENT_ALLOW: `file://${root},s3://lake`,
-      LAKESMITH_AGENT_S3_ENDPOINT: s3Endpoint,
+      LAKESMITH_AGENT_S3_ENDPOINT: s3.endpoint,
       LAKESMITH_AGENT_S3_FORCE_PATH_STYLE: "true",
       LAKESMITH_AGENT_S3_REGION: "us-east-1",
       LAKESMITH_AGENT_MEMORY_LIMIT_MB: "512",
-      AWS_ACCESS_KEY_ID: S3_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: S3_CREDENTIALS.secretAccessKey,
+      AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
     },
     children,
   );
@@ -110,19 +95,11 @@ async function tableRows(store: ObjectStore) {
   }
 }
 
-async function upload(folder: string, store: ObjectStore) {
-  const walk = (dir: string): string[] =>
-    readdirSync(dir).flatMap((n) =>
-      statSync(join(dir, n)).isDirectory() ? walk(join(dir, n)) : [join(dir, n)],
-    );
-  for (const file of walk(folder)) await store.write(relative(folder, file), { file });
-}
-
 /** A private copy of the table in `folder`, on `file://` in place or uploaded to S3 under `name`. */
 async function tableOn(where: "file" | "s3", name: string, folder: string) {
   if (where === "file") return { uri: `file://${folder}`, store: storeFor(`file://${folder}`) };
-  const store = storeFor(`s3://lake/warehouse/${name}/`, { s3: s3Options() });
-  await upload(folder, store);
+  const store = storeFor(`s3://lake/warehouse/${name}/`, { s3: s3.options });
+  await uploadFolder(folder, store);
   return { uri: `s3://lake/warehouse/${name}`, store };
 }
 

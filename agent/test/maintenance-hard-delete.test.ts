@@ -14,11 +14,10 @@ import {
 } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import type { HardDeletePayload } from "@lakesmith/shared/maintenance";
 import { PartitionExpirationPayloadSchema, VacuumPayloadSchema } from "@lakesmith/shared/maintenance";
 import { ManualClock } from "@lakesmith/shared/time";
-import S3rver from "s3rver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeEventsTable } from "../../test/support/delta-tables.ts";
 import { commitKey } from "../src/delta/index.ts";
@@ -26,27 +25,17 @@ import { runPartitionExpiration } from "../src/maintenance/expire.ts";
 import { DELETE_BATCH, runHardDelete } from "../src/maintenance/hard-delete.ts";
 import { runVacuum } from "../src/maintenance/vacuum.ts";
 import { type DeleteResult, FileStore, type ObjectStore, storeFor } from "../src/store/index.ts";
+import { type LocalS3, startS3rver, uploadFolder } from "./support/local-s3.ts";
 import { commitRaw, jobContext, readdAction, readTable } from "./support/maintenance.ts";
 
 const root = mkdtempSync(join(tmpdir(), "maintenance-hard-delete-"));
-let s3: S3rver;
-let s3Dir: string;
-let s3Endpoint: string;
+let s3: LocalS3;
 
 beforeAll(async () => {
-  s3Dir = mkdtempSync(join(tmpdir(), "maintenance-s3-"));
-  s3 = new S3rver({
-    address: "127.0.0.1",
-    port: 0,
-    silent: true,
-    directory: s3Dir,
-    configureBuckets: [{ name: "lake" }],
-  });
-  s3Endpoint = `http://127.0.0.1:${(await s3.run()).port}`;
+  s3 = await startS3rver();
 });
 afterAll(async () => {
   await s3?.close();
-  await rm(s3Dir, { recursive: true, force: true });
   await rm(root, { recursive: true, force: true });
 });
 
@@ -204,19 +193,8 @@ describe("deleting jobs on S3", () => {
       join(local, "event_date=2026-01-02", "part-orphan.parquet"),
       "an attempt that never committed",
     );
-    const store = storeFor("s3://lake/warehouse/events/", {
-      s3: {
-        endpoint: s3Endpoint,
-        forcePathStyle: true,
-        region: "us-east-1",
-        credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" },
-      },
-    });
-    const walk = (dir: string): string[] =>
-      readdirSync(dir).flatMap((n) =>
-        statSync(join(dir, n)).isDirectory() ? walk(join(dir, n)) : [join(dir, n)],
-      );
-    for (const file of walk(local)) await store.write(relative(local, file), { file });
+    const store = storeFor("s3://lake/warehouse/events/", { s3: s3.options });
+    await uploadFolder(local, store);
 
     const expired = await expire(store, "2026-01-03");
     expect(expired).toMatchObject({ committed_version: 1, files_count: 2 });

@@ -1,42 +1,22 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { S3Client } from "@aws-sdk/client-s3";
-import S3rver from "s3rver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MIN_PART_SIZE, readAll, S3Store, type S3StoreOptions, storeFor } from "../src/store/index.ts";
+import { type LocalS3, startS3rver } from "./support/local-s3.ts";
 import { objectStoreContract } from "./support/store-contract.ts";
 
-// s3rver: a real S3 HTTP API (SigV4, XML, multipart, DeleteObjects) on loopback, backed by a folder.
-let server: S3rver;
-let dir: string;
+let s3: LocalS3;
 let options: S3StoreOptions;
 let run = 0;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "store-s3rver-"));
-  server = new S3rver({
-    address: "127.0.0.1",
-    port: 0,
-    silent: true,
-    directory: dir,
-    configureBuckets: [{ name: "lake" }],
-  });
-  const { port } = await server.run();
-  options = {
-    endpoint: `http://127.0.0.1:${port}`,
-    forcePathStyle: true,
-    region: "us-east-1",
-    credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" },
-    maxAttempts: 2,
-  };
+  s3 = await startS3rver();
+  options = { ...s3.options, maxAttempts: 2 };
 });
-
-afterAll(async () => {
-  await server?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => s3?.close());
 
 objectStoreContract("s3:// on s3rver", {
   store: async () => storeFor(`s3://lake/tables/run-${run++}/`, { s3: options }),
@@ -59,7 +39,7 @@ describe("S3Store on s3rver", () => {
     );
     const store = new S3Store("lake", `multipart-${run++}/`, { client, partSize: MIN_PART_SIZE });
     const data = randomBytes(2 * MIN_PART_SIZE + 12345);
-    const local = join(dir, "..", `multipart-source-${process.pid}.bin`);
+    const local = join(tmpdir(), `multipart-source-${process.pid}.bin`);
     await writeFile(local, data);
     try {
       await store.write("big.parquet", { file: local });
