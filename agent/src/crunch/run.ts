@@ -293,13 +293,12 @@ async function reuseEarlier(
   if (!earlier?.settings) return null;
   const rows = bin.map((f) => f.stats?.numRecords);
   if (rows.some((n) => n === undefined)) return null;
-  const [row] = await engine.query<{ threads: number }>(`select current_setting('threads')::int as threads`);
   return reuseSettings(
     { settings: earlier.settings, version: earlier.version },
     {
       ...measure,
       binRows: sum(rows as number[]),
-      threads: Number(row?.threads ?? 1),
+      threads: await engine.threads(),
       memoryLimitMb: engine.memoryLimitMb,
     },
   );

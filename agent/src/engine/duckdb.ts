@@ -87,6 +87,12 @@ export class Engine {
     for await (const rows of result.yieldRowObjectJson()) yield rows as T[];
   }
 
+  /** DuckDB's worker threads: how many row groups are written at once (tune.ts sizes them by it). */
+  async threads(): Promise<number> {
+    const [row] = await this.query<{ threads: number }>(`select current_setting('threads')::int as threads`);
+    return Number(row?.threads ?? 1);
+  }
+
   /** Closes the database (its memory and spill files go) and readies a spare for the next `open`. */
   close(): void {
     this.connection.closeSync();

@@ -226,15 +226,7 @@ export async function tuneSettings(
     // they are flat, measured on the fewest sample rows where a column is nested.
     const estimated = await estimateRowBytes(engine, plan.files.slice(0, 1), options.columns);
     if (estimated !== null) {
-      const [row] = await engine.query<{ threads: number }>(
-        `select current_setting('threads')::int as threads`,
-      );
-      const sizing = {
-        rows: 0,
-        binRows: plan.binRows,
-        bytesPerRow: estimated,
-        threads: Number(row?.threads ?? 1),
-      };
+      const sizing = { binRows: plan.binRows, bytesPerRow: estimated, threads: await engine.threads() };
       return untried(sizing, cost, "estimated from the column types and string lengths");
     }
   }
@@ -347,7 +339,7 @@ export async function tuneSettings(
  * later crunch of the table tunes (or decides the same) rather than reusing them.
  */
 function untried(
-  sample: Sample,
+  sample: Pick<Sample, "binRows" | "bytesPerRow" | "threads">,
   cost: { passes: number; share: number; sampleBytes: number; crunchBytes: number; started: number },
   /** How the bytes a row takes were found. */
   how: string,
@@ -502,14 +494,14 @@ async function loadSample(
   const [before] = await engine.query<{ bytes: string }>(`select ${memory} as bytes`);
   await engine.run(`create or replace temp table crunch_tune_sample as ${select} limit ${cap}`);
   const [row = {}] = await engine.query<Record<string, string>>(
-    `select count(*) as n, current_setting('threads')::int as threads, ${memory} as memory from crunch_tune_sample`,
+    `select count(*) as n, ${memory} as memory from crunch_tune_sample`,
   );
   const sampleRows = Number(row.n ?? 0);
   return {
     rows: sampleRows,
     binRows: Math.max(sampleRows, plan.binRows),
     bytesPerRow: Math.max(0, Number(row.memory ?? 0) - Number(before?.bytes ?? 0)) / Math.max(1, sampleRows),
-    threads: Number(row.threads ?? 1),
+    threads: await engine.threads(),
   };
 }
 
