@@ -200,11 +200,9 @@ function summarizeRounds(table: string, rounds: Round[], peakRssMb: number): Row
       ? (sorted[mid] as number)
       : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
   };
-  const ratios = rounds.map((r) => r.plain.ms / r.crunch.duration_ms);
-  const byRatio = [...rounds].sort(
-    (a, b) => a.plain.ms / a.crunch.duration_ms - b.plain.ms / b.crunch.duration_ms,
-  );
-  const typical = byRatio[(byRatio.length - 1) >> 1] as Round;
+  const ratioOf = (r: Round) => r.plain.ms / r.crunch.duration_ms;
+  const ratios = rounds.map(ratioOf);
+  const typical = [...rounds].sort((a, b) => ratioOf(a) - ratioOf(b))[(rounds.length - 1) >> 1] as Round;
   const first = rounds[0] as Round;
   const inputMb = first.plain.inputBytes / MB;
   return {
