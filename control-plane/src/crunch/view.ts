@@ -12,7 +12,7 @@ import {
 } from "@lakesmith/shared/jobs";
 import type { Job } from "../db/schema.ts";
 import { TERMINAL_STATUSES } from "../jobs/service.ts";
-import { tableJobFields } from "../jobs/view.ts";
+import { resultNote, tableJobFields } from "../jobs/view.ts";
 import type { CrunchJobWire, CrunchMetricsWire } from "./schemas.ts";
 
 const asKind = (kind: string): CrunchKind => (kind === "optimize" ? "optimize" : "crunch");
@@ -22,12 +22,9 @@ function payloadOf(job: Job): CrunchPayload | undefined {
   return parsed.success ? parsed.data : undefined;
 }
 
-function resultOf(job: Job): { result?: CrunchResult; problem?: string } {
-  if (!job.result) return {};
-  const parsed = CrunchResultSchema.safeParse(job.result);
-  if (parsed.success) return { result: parsed.data };
-  const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(result)"}: ${i.message}`);
-  return { problem: `the agent's result is not a crunch result (${issues.join("; ")})` };
+function resultOf(job: Job) {
+  const parsed = job.result ? CrunchResultSchema.safeParse(job.result) : undefined;
+  return { result: parsed?.success ? parsed.data : undefined, problem: parsed?.error };
 }
 
 export function crunchJobView(job: Job): CrunchJobWire {
@@ -57,18 +54,12 @@ export function crunchJobView(job: Job): CrunchJobWire {
 /** The job with its metrics: null (with a note saying why) until the agent reports a result. */
 export function crunchMetricsView(job: Job): CrunchMetricsWire {
   const { result, problem } = resultOf(job);
-  const ended = TERMINAL_STATUSES.includes(job.status);
   return {
     job: crunchJobView(job),
-    progress: ended ? null : job.progress,
+    progress: TERMINAL_STATUSES.includes(job.status) ? null : job.progress,
     metrics: result ? metricsOf(result) : null,
-    metrics_note: result ? null : (problem ?? noResultNote(job, ended)),
+    metrics_note: result ? null : resultNote(job, problem, "crunch", "metrics come"),
   };
-}
-
-function noResultNote(job: Job, ended: boolean): string {
-  if (!ended) return `the job is ${job.status}; metrics come with its result`;
-  return `the job ended ${job.status} without a result${job.error ? `: ${job.error}` : ""}`;
 }
 
 function metricsOf(r: CrunchResult): NonNullable<CrunchMetricsWire["metrics"]> {

@@ -15,7 +15,7 @@ import { type Job, type JobStatus, jobs, type Priority } from "../db/schema.ts";
 import type { Page } from "../http/pagination.ts";
 import { ApiError } from "../http/problem.ts";
 import type { TableService } from "../tables/service.ts";
-import { type JobService, type NewJob, TERMINAL_STATUSES } from "./service.ts";
+import type { JobService, NewJob } from "./service.ts";
 
 /** Statuses in which a job may still write. */
 export const ACTIVE_STATUSES: JobStatus[] = ["queued", "offered", "running", "cancelling"];
@@ -128,19 +128,4 @@ export class TableJobs {
         ),
       );
   }
-}
-
-/** Why a job's view has no result summary: still running, ended without one, or an odd result. */
-export function resultNote(
-  job: Job,
-  problem: { issues: { path: PropertyKey[]; message: string }[] } | undefined,
-  kind: string,
-): string {
-  if (job.result && problem) {
-    const issues = problem.issues.map((i) => `${i.path.map(String).join(".") || "(result)"}: ${i.message}`);
-    return `the agent's result is not a ${kind} result (${issues.join("; ")})`;
-  }
-  if (!TERMINAL_STATUSES.includes(job.status))
-    return `the job is ${job.status}; the summary comes with its result`;
-  return `the job ended ${job.status} without a result${job.error ? `: ${job.error}` : ""}`;
 }

@@ -1,6 +1,7 @@
 /** The API's view of a job, shared by every route that returns jobs. */
 import { z } from "@hono/zod-openapi";
 import { JOB_STATUSES, type Job } from "../db/schema.ts";
+import { TERMINAL_STATUSES } from "./service.ts";
 
 export const JobSchema = z
   .object({
@@ -108,4 +109,22 @@ export function jobView(job: Job, abilities: Abilities, now: Date): JobView {
     started_at: iso(job.startedAt),
     finished_at: iso(job.finishedAt),
   };
+}
+
+/**
+ * Why a job's view has no result summary: still running (`pending` says what comes with the result),
+ * ended without one, or an odd result (`problem`: why it did not parse as a `kind` result).
+ */
+export function resultNote(
+  job: Job,
+  problem: { issues: { path: PropertyKey[]; message: string }[] } | undefined,
+  kind: string,
+  pending = "the summary comes",
+): string {
+  if (job.result && problem) {
+    const issues = problem.issues.map((i) => `${i.path.map(String).join(".") || "(result)"}: ${i.message}`);
+    return `the agent's result is not a ${kind} result (${issues.join("; ")})`;
+  }
+  if (!TERMINAL_STATUSES.includes(job.status)) return `the job is ${job.status}; ${pending} with its result`;
+  return `the job ended ${job.status} without a result${job.error ? `: ${job.error}` : ""}`;
 }

@@ -8,8 +8,7 @@ import {
   PartitionExpirationResultSchema,
 } from "@lakesmith/shared/maintenance";
 import type { Job } from "../db/schema.ts";
-import { resultNote } from "../jobs/table-jobs.ts";
-import { iso, tableJobFields } from "../jobs/view.ts";
+import { iso, resultNote, tableJobFields } from "../jobs/view.ts";
 import type { PartitionExpirationJobWire } from "./schemas.ts";
 
 export function partitionExpirationJobView(job: Job): PartitionExpirationJobWire {

@@ -11,8 +11,7 @@ import {
   VacuumResultSchema,
 } from "@lakesmith/shared/maintenance";
 import type { Job } from "../db/schema.ts";
-import { resultNote } from "../jobs/table-jobs.ts";
-import { tableJobFields } from "../jobs/view.ts";
+import { resultNote, tableJobFields } from "../jobs/view.ts";
 import type { VacuumJobWire } from "./schemas.ts";
 
 export function vacuumJobView(job: Job): VacuumJobWire {
