@@ -16,6 +16,8 @@ export default defineConfig({
           LAKESMITH_ADMIN_PASSWORD: "workerd-admin-password",
           LAKESMITH_ADMIN_API_KEY: "lsk_workerdtestkey0000000000000000000000000000",
           LAKESMITH_JWT_SECRET: "workerd-test-signing-secret-0000000000000",
+          // 32 bytes in base64, as `wrangler secret put LAKESMITH_SECRETS_KEY` would hold.
+          LAKESMITH_SECRETS_KEY: "d29ya2VyZC10ZXN0LXNlY3JldHMta2V5LTAwMDAwMDA=",
         },
       },
     }),

@@ -140,19 +140,24 @@ describe("agents and job leasing over WebSockets", () => {
     expect(drainer.logs().some((l) => l.msg === "job started" && l.job_id === late)).toBe(false);
   });
 
-  it("fails a job whose location is outside the allow list, with the reason, before the handler runs", async () => {
+  it("keeps a job outside every connected agent's allow list queued, saying why, until an allowed agent connects", async () => {
     plane = await startPlane();
     const { log } = await agent(plane, newRunLog(), { allow: ["file:///srv/lake"] });
     const outside = await plane.enqueue("noop", { uri: "file:///srv/lake2/orders" });
     const climbing = await plane.enqueue("noop", { uri: "file:///srv/lake/../secrets" });
     const inside = await plane.enqueue("noop", { uri: "file:///srv/lake/orders" });
 
-    const refused = await plane.waitForJob(outside, ["succeeded", "failed"]);
-    expect(refused.status).toBe("failed");
-    expect(refused.attempt).toBe(1);
-    expect(refused.error).toContain("location 'file:///srv/lake2/orders' is outside this agent's allow list");
-    expect((await plane.waitForJob(climbing, ["succeeded", "failed"])).status).toBe("failed");
     expect((await plane.waitForJob(inside, ["succeeded", "failed"])).status).toBe("succeeded");
+    const waiting = await plane.job(outside);
+    expect(waiting).toMatchObject({ status: "queued", attempt: 0, agent_id: null });
+    expect(waiting.waiting_for).toContain("an agent allowed to use file:///srv/lake2/orders");
+    expect(waiting.waiting_for).toContain("file:///srv/lake");
+    expect((await plane.job(climbing)).waiting_for).toContain("an agent allowed to use file:///srv/secrets");
+
+    const second = await agent(plane, newRunLog(), { allow: ["file:///srv/lake2"] });
+    expect((await plane.waitForJob(outside, ["succeeded", "failed"])).status).toBe("succeeded");
+    expect(second.log.runs.get(outside)).toBe(1);
+    expect((await plane.job(climbing)).status).toBe("queued");
     expect(log.runs.has(outside)).toBe(false);
     expect(log.runs.has(climbing)).toBe(false);
     expect(log.runs.get(inside)).toBe(1);
@@ -305,9 +310,15 @@ describe("npm start", () => {
     const dataUri = pathToFileURL(join(stateDir, "data", "orders")).href;
     expect((await run({ uri: dataUri })).status).toBe("succeeded");
     expect((await run({ uri: "s3://extra-bucket/lake/t1" })).status).toBe("succeeded");
-    const outside = await run({ uri: pathToFileURL(join(stateDir, "elsewhere")).href });
-    expect(outside.status).toBe("failed");
-    expect(outside.error).toContain("outside this agent's allow list");
+    const outside = await first.api("POST", "/api/v1/jobs", {
+      kind: "noop",
+      payload: { uri: pathToFileURL(join(stateDir, "elsewhere")).href },
+    });
+    const waiting = await eventually(async () => {
+      const job = (await first.api("GET", `/api/v1/jobs/${outside.body.id}`)).body;
+      return job.waiting_for?.startsWith("an agent allowed to use") ? job : undefined;
+    });
+    expect(waiting).toMatchObject({ status: "queued", attempt: 0 });
 
     const listed = (await first.api("GET", "/api/v1/agents")).body.items;
     expect(listed).toMatchObject([{ name: "local", status: "connected", capabilities: ["file", "s3"] }]);

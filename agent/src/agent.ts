@@ -33,7 +33,7 @@ import type { AgentConfig } from "./config.ts";
 import { Connection } from "./connection.ts";
 import { AgentMetrics } from "./metrics.ts";
 import type { HandlerRegistry } from "./registry.ts";
-import { runJob } from "./runner.ts";
+import { admit, runJob } from "./runner.ts";
 import { AGENT_VERSION } from "./version.ts";
 
 type Result = z.infer<typeof ResultSchema>;
@@ -96,7 +96,7 @@ export class Agent {
     this.log = options.log;
     this.metrics = options.metrics ?? new AgentMetrics();
     this.metrics.capacity.set(config.concurrency);
-    this.allow = new AllowList(config.allow);
+    this.allow = new AllowList(config.allow, config.allow_endpoints);
     this.capabilities = [...new Set([...this.allow.schemes(), ...config.capabilities])].sort();
     const { kinds, missing } = options.registry.runnableKinds(this.capabilities);
     for (const [kind, lacking] of missing)
@@ -205,6 +205,7 @@ export class Agent {
       agent_version: AGENT_VERSION,
       kinds: this.kinds,
       capabilities: this.capabilities,
+      ...this.allow.announced(),
       capacity: this.options.config.concurrency,
       leases: [...this.held.values()].map((j) => ({ job_id: j.offer.id, fence: j.offer.fence })),
       draining: this.draining,
@@ -299,9 +300,28 @@ export class Agent {
       reject("the agent is draining");
       return;
     }
-    if (!this.options.registry.get(offer.kind)) {
+    const handler = this.options.registry.get(offer.kind);
+    if (!handler) {
       reject(`no handler for kind '${offer.kind}'`);
       return;
+    }
+    // The plane offers only what this agent announced it may use; this is the agent's own word on it.
+    // A payload that does not parse is accepted and fails in the runner, with the reason, for good.
+    const parsed = handler.payload.safeParse(offer.payload);
+    if (parsed.success) {
+      const admitted = admit(handler, parsed.data, offer.payload, this.allow);
+      if (!admitted.ok) {
+        this.log.warn({ job_id: offer.id, kind: offer.kind, reason: admitted.reason }, "offer refused");
+        this.metrics.offers.inc({ decision: "refuse" });
+        this.send({
+          type: "reject",
+          job_id: offer.id,
+          fence: offer.fence,
+          reason: admitted.reason,
+          refused: true,
+        });
+        return;
+      }
     }
     const existing = this.held.get(offer.id);
     if (existing) {

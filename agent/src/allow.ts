@@ -13,97 +13,34 @@
  * lower-case); paths and object keys are case-sensitive.
  */
 
+import {
+  endpointKey,
+  formatLocation,
+  isWithin,
+  type Location,
+  LocationError,
+  parseLocation as parseAnyLocation,
+} from "@lakesmith/shared/locations";
+
+export { formatLocation, isWithin, type Location, LocationError };
+
 /** Storage schemes the allow list understands. */
 export const SCHEMES = ["file", "s3"] as const;
 export type Scheme = (typeof SCHEMES)[number];
 
-/** A location reduced to what the allow list compares. */
-export interface Location {
-  scheme: Scheme;
-  /** The bucket for `s3`; empty for `file`. */
-  root: string;
-  /** Path segments (`file`, dot segments resolved and percent-decoded) or key segments (`s3`). */
-  segments: string[];
-}
-
-export class LocationError extends Error {
-  override readonly name = "LocationError";
-}
-
 /**
- * Parses a storage URI into a comparable location; throws `LocationError` with the reason.
+ * Parses a storage URI this agent can read into a comparable location (the shared rules of
+ * `@lakesmith/shared/locations`); throws `LocationError` with the reason, also for a scheme the
+ * agent has no store for.
  *
  * @example parseLocation("file:///data/a/../b") // { scheme: "file", root: "", segments: ["data", "b"] }
  * @example parseLocation("s3://Lake/raw/") // { scheme: "s3", root: "lake", segments: ["raw"] }
  */
 export function parseLocation(uri: string): Location {
-  if (uri.includes("\0")) throw new LocationError("contains a NUL character");
-  if (uri.startsWith("/")) return parseFilePath(uri, uri);
-  const match = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/(.*)$/s.exec(uri);
-  if (!match) throw new LocationError("is not a URI (scheme://...) or an absolute path");
-  const scheme = (match[1] as string).toLowerCase();
-  const rest = match[2] as string;
-  if (scheme === "file") return parseFile(rest, uri);
-  if (scheme === "s3") return parseBucket("s3", rest);
-  throw new LocationError(`uses the scheme '${scheme}', which this agent does not support`);
-}
-
-function parseFile(rest: string, uri: string): Location {
-  const slash = rest.indexOf("/");
-  const host = slash < 0 ? rest : rest.slice(0, slash);
-  if (host !== "" && host.toLowerCase() !== "localhost")
-    throw new LocationError(`names the host '${host}'; file:// locations must be local`);
-  if (/[?#]/.test(rest)) throw new LocationError("has a query or fragment");
-  const path = slash < 0 ? "/" : rest.slice(slash);
-  const segments = path.split("/").map((s) => {
-    try {
-      return decodeURIComponent(s);
-    } catch {
-      throw new LocationError(`has a bad percent-escape in '${s}'`);
-    }
-  });
-  if (segments.some((s) => s.includes("/") || s.includes("\0")))
-    throw new LocationError("has an encoded '/' or NUL in a path segment");
-  return parseFilePath(segments.join("/"), uri);
-}
-
-function parseFilePath(path: string, uri: string): Location {
-  if (path.includes("\\")) throw new LocationError("has a backslash, which is ambiguous in a path");
-  const segments: string[] = [];
-  for (const segment of path.split("/")) {
-    if (segment === "" || segment === ".") continue;
-    if (segment === "..") segments.pop();
-    else segments.push(segment);
-  }
-  if (!path.startsWith("/")) throw new LocationError(`'${uri}' is not an absolute path`);
-  return { scheme: "file", root: "", segments };
-}
-
-function parseBucket(scheme: Scheme, rest: string): Location {
-  const slash = rest.indexOf("/");
-  const bucket = (slash < 0 ? rest : rest.slice(0, slash)).toLowerCase();
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket))
-    throw new LocationError(`has an invalid bucket name '${bucket}'`);
-  const key = slash < 0 ? "" : rest.slice(slash + 1);
-  const segments = key.split("/");
-  // A trailing slash names the same prefix as none: "raw/" and "raw" both mean the folder raw.
-  if (segments.at(-1) === "") segments.pop();
-  if (segments.some((s) => s === "." || s === ".."))
-    throw new LocationError("has a '.' or '..' segment in the object key");
-  return { scheme, root: bucket, segments };
-}
-
-/** Whether `location` is `prefix` itself or lies below it. */
-export function isWithin(location: Location, prefix: Location): boolean {
-  if (location.scheme !== prefix.scheme || location.root !== prefix.root) return false;
-  if (location.segments.length < prefix.segments.length) return false;
-  return prefix.segments.every((segment, i) => location.segments[i] === segment);
-}
-
-/** Renders a location back as a canonical URI, for logs and error messages. */
-export function formatLocation(location: Location): string {
-  const path = location.segments.join("/");
-  return location.scheme === "file" ? `file:///${path}` : `${location.scheme}://${location.root}/${path}`;
+  const location = parseAnyLocation(uri);
+  if (!(SCHEMES as readonly string[]).includes(location.scheme))
+    throw new LocationError(`uses the scheme '${location.scheme}', which this agent does not support`);
+  return location;
 }
 
 export type AllowVerdict = { ok: true } | { ok: false; reason: string };
@@ -116,9 +53,11 @@ export type AllowVerdict = { ok: true } | { ok: false; reason: string };
  */
 export class AllowList {
   readonly prefixes: readonly Location[];
+  /** Endpoint keys (`endpointKey`) of the catalogs and metastores the agent may reach. */
+  readonly endpoints: readonly string[];
 
-  /** Throws `LocationError` naming the first prefix that is not a valid location. */
-  constructor(prefixes: readonly string[]) {
+  /** Throws `LocationError` naming the first prefix or endpoint that is not valid. */
+  constructor(prefixes: readonly string[], endpoints: readonly string[] = []) {
     this.prefixes = prefixes.map((prefix) => {
       try {
         return parseLocation(prefix);
@@ -126,6 +65,29 @@ export class AllowList {
         throw new LocationError(`allow prefix '${prefix}' ${(err as Error).message}`);
       }
     });
+    this.endpoints = endpoints.map((endpoint) => endpointKey(endpoint));
+  }
+
+  /** What the agent announces in `hello`: its prefixes as canonical URIs, and its endpoints. */
+  announced(): { allow: string[]; endpoints: string[] } {
+    return { allow: this.prefixes.map(formatLocation), endpoints: [...this.endpoints] };
+  }
+
+  /** Checks one catalog or metastore endpoint. */
+  checkEndpoint(url: string): AllowVerdict {
+    let key: string;
+    try {
+      key = endpointKey(url);
+    } catch (err) {
+      return { ok: false, reason: (err as Error).message };
+    }
+    if (this.endpoints.includes(key)) return { ok: true };
+    return {
+      ok: false,
+      reason:
+        `endpoint '${url}' is not one this agent may reach ` +
+        `(${this.endpoints.length ? this.endpoints.join(", ") : "none"}); add it with --allow-endpoints to permit it`,
+    };
   }
 
   /** The schemes the list allows at least one prefix of (announced as capabilities). */

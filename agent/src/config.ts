@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { endpointKey } from "@lakesmith/shared/locations";
 import { z } from "zod";
 import { AllowList, LocationError } from "./allow.ts";
 
@@ -41,6 +42,11 @@ export const OPTIONS: readonly Option[] = [
   opt("concurrency", "int", "Jobs run at once (announced as capacity)"),
   opt("scratch", "string", "Folder for per-job scratch space"),
   opt("allow", "list", "Storage URI prefix the agent may touch (repeatable; env: comma-separated)"),
+  opt(
+    "allow_endpoints",
+    "list",
+    "Catalog or metastore endpoint the agent may reach, e.g. https://uc.example.com or thrift://hms:9083 (repeatable; env: comma-separated)",
+  ),
   opt("capabilities", "list", "Extra capabilities to announce beyond the allowed schemes"),
   opt("name", "string", "Name of this agent process in its logs"),
   opt("metrics_port", "int", "Serve Prometheus metrics on this port (0 picks one; unset: off)"),
@@ -81,6 +87,7 @@ export const ConfigSchema = z
       .default(join(tmpdir(), "lakesmith-agent"))
       .transform((p) => resolve(p)),
     allow: z.array(z.string().min(1)).max(1000).default([]),
+    allow_endpoints: z.array(z.string().min(1)).max(100).default([]),
     capabilities: z
       .array(z.string().regex(/^[a-z][a-z0-9_.-]{0,63}$/, "must be a lower-case name"))
       .max(100)
@@ -103,6 +110,14 @@ export const ConfigSchema = z
     } catch (err) {
       if (!(err instanceof LocationError)) throw err;
       ctx.addIssue({ code: "custom", path: ["allow"], message: err.message });
+    }
+    for (const endpoint of config.allow_endpoints) {
+      try {
+        endpointKey(endpoint);
+      } catch (err) {
+        if (!(err instanceof LocationError)) throw err;
+        ctx.addIssue({ code: "custom", path: ["allow_endpoints"], message: err.message });
+      }
     }
     if (config.reconnect_max_ms < config.reconnect_base_ms)
       ctx.addIssue({ code: "custom", path: ["reconnect_max_ms"], message: "must be >= reconnect_base_ms" });

@@ -28,6 +28,8 @@ export interface JobHandler<S extends z.ZodType = z.ZodType> {
   payload: S;
   /** Every storage URI the job would touch, checked against the allow list before it runs. */
   locations(payload: z.infer<S>): string[];
+  /** Every catalog or metastore endpoint the job would talk to, checked likewise (none by default). */
+  endpoints?(payload: z.infer<S>): string[];
   /** Runs the job; resolves with its result, or throws (a `JobError` says whether to retry). */
   run(ctx: JobContext<z.infer<S>>): Promise<Record<string, unknown> | undefined>;
 }

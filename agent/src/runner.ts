@@ -9,8 +9,8 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { JobOffer } from "@lakesmith/shared/protocol";
 import type { Logger } from "pino";
-import { type AllowList, locationsIn } from "./allow.ts";
-import { type HandlerRegistry, JobError } from "./registry.ts";
+import { type AllowList, type AllowVerdict, locationsIn } from "./allow.ts";
+import { type HandlerRegistry, JobError, type JobHandler } from "./registry.ts";
 
 export type RunOutcome =
   | { outcome: "succeeded"; result: Record<string, unknown> | undefined }
@@ -39,9 +39,8 @@ export async function runJob(job: JobOffer, deps: RunDeps): Promise<RunOutcome> 
     return refuse(`invalid ${job.kind} payload: ${where}: ${issue?.message ?? "unknown"}`);
   }
 
-  const locations = new Set([...handler.locations(parsed.data), ...locationsIn(job.payload)]);
-  const verdict = deps.allow.checkAll([...locations]);
-  if (!verdict.ok) return refuse(`refused by the agent's allow list: ${verdict.reason}`);
+  const admitted = admit(handler, parsed.data, job.payload, deps.allow);
+  if (!admitted.ok) return refuse(`refused by the agent's allow list: ${admitted.reason}`);
 
   const scratchDir = join(deps.scratchRoot, `${job.id}-${job.fence}`);
   const log = deps.log.child({ job_id: job.id, kind: job.kind, fence: job.fence });
@@ -68,6 +67,27 @@ export async function runJob(job: JobOffer, deps: RunDeps): Promise<RunOutcome> 
       log.warn({ err: err.message, scratch: scratchDir }, "could not remove the job's scratch folder"),
     );
   }
+}
+
+/**
+ * Whether the allow list permits everything the job would touch: the locations and endpoints its
+ * handler declares, and every storage URI anywhere in the payload (a field a handler forgot to
+ * declare is still checked). The agent asks this before it accepts an offer, and again before it runs.
+ */
+export function admit(
+  handler: JobHandler,
+  payload: unknown,
+  rawPayload: unknown,
+  allow: AllowList,
+): AllowVerdict {
+  const locations = new Set([...handler.locations(payload), ...locationsIn(rawPayload)]);
+  const verdict = allow.checkAll([...locations]);
+  if (!verdict.ok) return verdict;
+  for (const endpoint of handler.endpoints?.(payload) ?? []) {
+    const reached = allow.checkEndpoint(endpoint);
+    if (!reached.ok) return reached;
+  }
+  return { ok: true };
 }
 
 function refuse(error: string): RunOutcome {

@@ -3,6 +3,7 @@
  * control plane reads is here; the README's configuration table lists the same.
  */
 import { z } from "zod";
+import { secretsKeyProblem } from "./secrets/key-text.ts";
 
 const optionalSecret = z
   .string()
@@ -18,6 +19,16 @@ export const NodeEnvSchema = z.object({
     (v) => v === undefined || v.length >= 32,
     "at least 32 characters",
   ),
+  /** 32 bytes in base64 that encrypt the stored secrets; unset: the key file beside an embedded database. */
+  LAKESMITH_SECRETS_KEY: optionalSecret.superRefine((v, ctx) => {
+    const problem = secretsKeyProblem(v);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  }),
+  /** Comma-separated older keys, for decryption only, while stored secrets move to the current key. */
+  LAKESMITH_SECRETS_KEY_PREVIOUS: optionalSecret.superRefine((v, ctx) => {
+    const problem = secretsKeyProblem(v, true);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  }),
   LAKESMITH_ADMIN_PASSWORD: optionalSecret.refine(
     (v) => v === undefined || v.length >= 8,
     "at least 8 characters",

@@ -20,6 +20,8 @@ async function main(): Promise<void> {
     host: env.HOST,
     docsAssets: nodeDocsAssets(),
     jwtSecret: env.LAKESMITH_JWT_SECRET,
+    secretsKey: env.LAKESMITH_SECRETS_KEY,
+    secretsKeyPrevious: env.LAKESMITH_SECRETS_KEY_PREVIOUS,
     bootstrap: {
       adminPassword: env.LAKESMITH_ADMIN_PASSWORD,
       adminApiKey: env.LAKESMITH_ADMIN_API_KEY,
@@ -28,6 +30,12 @@ async function main(): Promise<void> {
     log: (level, message, fields) => console[level === "warn" ? "warn" : "log"](message, fields ?? ""),
   });
   for (const line of describeGenerated(server.bootstrapped)) console.log(line);
+  if (server.bootstrapped.reencryptedSecrets > 0) {
+    const keyId = await server.services.secrets.currentKeyId();
+    console.log(
+      `Encrypted ${server.bootstrapped.reencryptedSecrets} stored secret(s) with secrets key ${keyId}`,
+    );
+  }
   console.log(
     `Lakesmith control plane listening on http://${env.HOST}:${server.port} (database ${redact(dbUrl)})`,
   );

@@ -14,14 +14,17 @@ import type { StatementCache } from "./db/statement-cache.ts";
 import type { DocsAssets } from "./docs/assets.ts";
 import { FeatureFlagService } from "./feature-flags/service.ts";
 import { HealthService } from "./health/service.ts";
+import { CancelService } from "./jobs/cancel.ts";
+import { type JobKind, JobKindRegistry } from "./jobs/kinds.ts";
 import { DEFAULT_LEASE_TIMINGS, JobService, type LeaseTimings } from "./jobs/service.ts";
+import { PLATFORM_JOB_KINDS } from "./kinds.ts";
 import { OnboardingService } from "./onboarding/service.ts";
 import { PartitionExpirationService } from "./partition-expiration/service.ts";
 import { HardDeleteService } from "./pending-deletions/hard-delete.ts";
-import { recordDeletions } from "./pending-deletions/record.ts";
 import { PendingDeletionService } from "./pending-deletions/service.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
 import { ScheduleService } from "./schedules/service.ts";
+import type { Keyring } from "./secrets/keyring.ts";
 import { SlotService } from "./slots/service.ts";
 import { TableService } from "./tables/service.ts";
 import { UserService } from "./users/service.ts";
@@ -35,11 +38,15 @@ export interface AppDeps {
   clock?: Clock;
   /** HMAC key for access tokens; when absent the installation generates and stores one. */
   jwtSecret?: string;
+  /** Encrypts the secrets stored in the database (signing key, secret settings). */
+  secrets: Keyring;
   /** Where the offline docs pages load Swagger UI and Redoc from. */
   docsAssets?: DocsAssets;
   version?: string;
   /** Lease, offer and retry timings of jobs (tests shorten them). */
   leaseTimings?: Partial<LeaseTimings>;
+  /** The job kinds the engine runs; the platform's own (`kinds.ts`) by default. */
+  jobKinds?: readonly JobKind<unknown>[];
   /**
    * The hub that holds agent sockets. By default a `LocalHub` in this process (Node); the Worker
    * passes one that forwards to its `AgentHub` Durable Object.
@@ -61,9 +68,12 @@ export interface Services {
   users: UserService;
   apiKeys: ApiKeyService;
   config: ConfigService;
+  secrets: Keyring;
   featureFlags: FeatureFlagService;
   health: HealthService;
   jobs: JobService;
+  /** Cancels jobs of every kind and tells their agents. */
+  cancel: CancelService;
   agents: AgentService;
   tables: TableService;
   schedules: ScheduleService;
@@ -83,37 +93,49 @@ export interface Services {
 
 export function createServices(deps: AppDeps): Services {
   const clock = deps.clock ?? systemClock;
-  const config = new ConfigService(deps.db, clock);
+  const config = new ConfigService(deps.db, deps.secrets, clock);
   const principals = new PrincipalCache(clock);
   const clearPrincipals = () => principals.clear();
   const timings = { ...DEFAULT_LEASE_TIMINGS, ...deps.leaseTimings };
-  const jobs = new JobService(deps.db, clock, timings);
+  const jobs = new JobService(
+    deps.db,
+    clock,
+    new JobKindRegistry(deps.jobKinds ?? PLATFORM_JOB_KINDS),
+    timings,
+  );
   const agents = new AgentService(deps.db, clock, timings.heartbeatMs * 3);
   const hub = deps.hub ? deps.hub({ jobs, agents, clock }) : new LocalHub(jobs, agents, clock);
   jobs.onWork(() => hub.poke());
   const onboarding = new OnboardingService(deps.db, clock, jobs);
   const tables = new TableService(deps.db, clock, jobs, onboarding, deps.statements);
   const slots = new SlotService(deps.db, config);
-  recordDeletions(deps.db, jobs);
   const pendingDeletions = new PendingDeletionService(deps.db, clock, jobs, tables);
   const services: Services = {
     db: deps.db,
     clock,
     config,
-    auth: new AuthService(deps.db, config, signingKeyLoader(deps.db, deps.jwtSecret), clock, principals),
+    secrets: deps.secrets,
+    auth: new AuthService(
+      deps.db,
+      config,
+      signingKeyLoader(deps.db, deps.secrets, deps.jwtSecret),
+      clock,
+      principals,
+    ),
     users: new UserService(deps.db, clock, clearPrincipals),
     apiKeys: new ApiKeyService(deps.db, clock, clearPrincipals),
     featureFlags: new FeatureFlagService(deps.db, clock),
     health: new HealthService(deps.db),
     jobs,
+    cancel: new CancelService(jobs.engine, hub),
     agents,
     tables,
     schedules: new ScheduleService(deps.db, clock, tables, slots),
     onboarding,
     slots,
     crunch: new CrunchService(deps.db, clock, jobs, tables, config),
-    vacuum: new VacuumService(deps.db, jobs, tables, pendingDeletions),
-    partitionExpiration: new PartitionExpirationService(deps.db, clock, jobs, tables, config),
+    vacuum: new VacuumService(jobs, tables, pendingDeletions),
+    partitionExpiration: new PartitionExpirationService(clock, jobs, tables, config),
     pendingDeletions,
     hardDelete: new HardDeleteService(deps.db, clock, jobs, tables),
     scheduler: new Scheduler(deps.db, clock, jobs, config),

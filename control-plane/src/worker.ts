@@ -7,7 +7,7 @@
  * first request; it is idempotent, so isolates racing on an empty database are harmless.
  */
 import { AgentHub, ForwardingHub, workerAgentGateway } from "./adapter/worker-agent-hub.ts";
-import { openWorkerDatabase, type WorkerEnv } from "./adapter/worker-db.ts";
+import { openWorkerDatabase, type WorkerEnv, workerKeyring } from "./adapter/worker-db.ts";
 import { type App, buildApp } from "./app.ts";
 import { bootstrap, describeGenerated } from "./bootstrap/bootstrap.ts";
 import type { DocsAssets } from "./docs/assets.ts";
@@ -51,6 +51,7 @@ async function start(env: WorkerEnv): Promise<App> {
   const gateway = workerAgentGateway(env);
   const services = createServices({
     db: openWorkerDatabase(env),
+    secrets: workerKeyring(env),
     hub: () => forwarding,
     ...(gateway ? { agentGateway: () => gateway } : {}),
     ...(env.LAKESMITH_JWT_SECRET ? { jwtSecret: env.LAKESMITH_JWT_SECRET } : {}),
@@ -63,6 +64,12 @@ async function start(env: WorkerEnv): Promise<App> {
   });
   // Workers have no console of their own: generated credentials go to the log (`wrangler tail`).
   for (const line of describeGenerated(result)) console.log(line);
+  if (result.reencryptedSecrets > 0) {
+    const keyId = await services.secrets.currentKeyId();
+    console.log(
+      `[lakesmith] encrypted ${result.reencryptedSecrets} stored secret(s) with secrets key ${keyId}`,
+    );
+  }
   scheduler = services.scheduler;
   return buildApp(services);
 }

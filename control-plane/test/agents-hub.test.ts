@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ManualClock } from "@lakesmith/shared";
 import { CLOSE } from "@lakesmith/shared/protocol";
+import { sql } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type NodeServer, startNodeServer } from "../src/adapter/node-server.ts";
 import { type AgentSocket, LocalHub } from "../src/agents/hub.ts";
@@ -346,6 +347,121 @@ describe("leasing", () => {
     const taken = [(await two.next("offer")).job.id, (await two.next("offer")).job.id];
     expect(taken).toContain(o1.id);
     expect(taken).not.toContain(o2.id);
+  });
+});
+
+describe("routing by what agents may use", () => {
+  it("offers a job only to an agent whose allow list covers its location, and says why it waits", async () => {
+    const a = await newAgentToken("lake-a");
+    const { socket: one } = await connect(a.token, {
+      capacity: 2,
+      capabilities: ["s3"],
+      allow: ["s3://lake/a"],
+    });
+    const forB = await enqueue({ kind: "noop", payload: { uri: "s3://lake/b/orders" } });
+    const forA = await enqueue({ kind: "noop", payload: { uri: "s3://Lake/a/orders/" } });
+    expect((await one.next("offer")).job.id).toBe(forA);
+    await plane.hub.settled();
+    expect(one.pending().filter((m) => m.type === "offer")).toEqual([]);
+    const waiting = await job(forB);
+    expect(waiting).toMatchObject({ status: "queued", locations: ["s3://lake/b/orders"], refusals: [] });
+    expect(waiting.waiting_for).toContain("an agent allowed to use s3://lake/b/orders");
+    expect(waiting.waiting_for).toContain("lake-a: s3://lake/a");
+
+    const b = await newAgentToken("lake-b");
+    const { socket: two } = await connect(b.token, {
+      capacity: 2,
+      capabilities: ["s3"],
+      allow: ["s3://lake/b"],
+    });
+    expect((await two.next("offer")).job.id).toBe(forB);
+  });
+
+  it("offers a job that names an endpoint only to an agent allowed to reach it", async () => {
+    // The diagnostic kinds name no endpoint; a job row that does stands in for a catalog job.
+    const id = await enqueue({ kind: "noop", payload: {} });
+    await plane.services.db.run(
+      sql`update jobs set endpoints = json_array('https://uc.example.com:443') where id = ${id}`,
+    );
+    const a = await newAgentToken("no-endpoints");
+    const { socket: one } = await connect(a.token, { capacity: 1 });
+    await plane.hub.settled();
+    expect(one.pending().filter((m) => m.type === "offer")).toEqual([]);
+    expect((await job(id)).waiting_for).toContain("an agent allowed to use https://uc.example.com:443");
+    const b = await newAgentToken("catalog");
+    const { socket: two } = await connect(b.token, {
+      capacity: 1,
+      endpoints: ["https://UC.example.com/api/2.1"],
+    });
+    expect((await two.next("offer")).job.id).toBe(id);
+  });
+
+  it("hands a job an agent refuses to another agent, counts the attempt, and never offers it to the refuser again", async () => {
+    const a = await newAgentToken("refuser");
+    const { socket: one } = await connect(a.token, { capacity: 1, allow: ["file:///lake"] });
+    const id = await enqueue({ kind: "noop", payload: { uri: "file:///lake/t" } });
+    const offer = (await one.next("offer")).job;
+    one.send({
+      type: "reject",
+      job_id: id,
+      fence: offer.fence,
+      reason: "not in my allow list",
+      refused: true,
+    });
+    const refused = await until(
+      () => job(id),
+      (j) => j.refusals.length === 1,
+      "the refusal",
+    );
+    expect(refused).toMatchObject({ status: "queued", attempt: 1, agent_id: null });
+    expect(refused.refusals[0]).toMatchObject({ agent_id: a.id, reason: "not in my allow list" });
+    expect(refused.waiting_for).toContain("has not refused it");
+    plane.hub.poke();
+    await plane.hub.settled();
+    expect(one.pending().filter((m) => m.type === "offer")).toEqual([]);
+
+    const b = await newAgentToken("taker");
+    const { socket: two } = await connect(b.token, { capacity: 1, allow: ["file:///lake"] });
+    const taken = await lease(two);
+    expect(taken).toMatchObject({ id, attempt: 1 });
+    two.send({ type: "result", job_id: id, fence: taken.fence, outcome: "succeeded" });
+    await until(
+      () => job(id),
+      (j) => j.status === "succeeded",
+      "the job to succeed on the other agent",
+    );
+  });
+
+  it("fails a job when every attempt was refused, naming the refusal", async () => {
+    const id = await enqueue({ kind: "noop", payload: { uri: "file:///lake/t" }, max_attempts: 1 });
+    const a = await newAgentToken("only");
+    const { socket } = await connect(a.token, { capacity: 1, allow: ["file:///lake"] });
+    const offer = (await socket.next("offer")).job;
+    socket.send({ type: "reject", job_id: id, fence: offer.fence, reason: "no", refused: true });
+    const failed = await until(
+      () => job(id),
+      (j) => j.status === "failed",
+      "the job to fail",
+    );
+    expect(failed.error).toContain(`refused by agent ${a.id}: no`);
+  });
+
+  it("gives an agent that reconnects with a different allow list another chance at what it refused", async () => {
+    const a = await newAgentToken("changing");
+    const first = await connect(a.token, { capacity: 1, allow: ["file:///lake"] });
+    const id = await enqueue({ kind: "noop", payload: { uri: "file:///lake/t" } });
+    const offer = (await first.socket.next("offer")).job;
+    first.socket.send({ type: "reject", job_id: id, fence: offer.fence, reason: "no", refused: true });
+    await until(
+      () => job(id),
+      (j) => j.refusals.length === 1,
+      "the refusal",
+    );
+    first.socket.close();
+    await first.socket.closed;
+    const second = await connect(a.token, { capacity: 1, allow: ["file:///lake", "file:///more"] });
+    expect((await second.socket.next("offer")).job.id).toBe(id);
+    expect((await job(id)).refusals).toEqual([]);
   });
 });
 

@@ -228,7 +228,8 @@ describe("the crunch lists", () => {
     const made: string[] = [];
     for (const kind of ["crunch", "optimize", "optimize", "crunch", "optimize"]) {
       clock.advance(1000);
-      const { job } = await plane.services.jobs.enqueue({ kind, payload: {}, tableId: t.id });
+      const payload = { table_id: t.id, uri: `s3://lake/${t.name}`, format: "delta" };
+      const { job } = await plane.services.jobs.enqueue({ kind, payload, tableId: t.id });
       made.push(job.id);
     }
     const newest = made.reverse();
@@ -382,7 +383,11 @@ describe("cancelling a crunch", () => {
 
   it("answers 404 for a job that is not a crunch, and leaves it alone", async () => {
     const t = await activeTable(plane, `crunchjobs.t${++seq}`);
-    const other = await plane.services.jobs.enqueue({ kind: "vacuum", payload: {}, tableId: t.id });
+    const other = await plane.services.jobs.enqueue({
+      kind: "vacuum",
+      payload: { table_id: t.id, uri: `s3://lake/${t.name}`, format: "delta" },
+      tableId: t.id,
+    });
     expect((await cancel(other.job.id)).status).toBe(404);
     expect((await cancel("job_nope")).status).toBe(404);
     expect((await plane.services.jobs.get(other.job.id))?.status).toBe("queued");

@@ -300,8 +300,7 @@ describe("overlapping crunches", () => {
     const { job: scheduled } = await jobs.enqueue({
       kind: "crunch",
       tableId: t.id,
-      payload: { table_id: t.id },
-      requires: ["s3"],
+      payload: { table_id: t.id, uri: t.uri, format: "delta" },
       trigger: "schedule",
     });
     /** Every job the fake agent is offered now; all handed back. */
@@ -325,8 +324,7 @@ describe("overlapping crunches", () => {
     const { job: second } = await jobs.enqueue({
       kind: "crunch",
       tableId: t.id,
-      payload: { table_id: t.id },
-      requires: ["s3"],
+      payload: { table_id: t.id, uri: t.uri, format: "delta" },
       trigger: "schedule",
       priority: "P1",
     });

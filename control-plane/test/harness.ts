@@ -11,6 +11,7 @@ import { nodeDocsAssets } from "../src/adapter/node-docs-assets.ts";
 import { buildApp } from "../src/app.ts";
 import { bootstrap } from "../src/bootstrap/bootstrap.ts";
 import type { Role } from "../src/db/schema.ts";
+import { Keyring } from "../src/secrets/keyring.ts";
 import { createServices } from "../src/services.ts";
 
 export const ADMIN_KEY = `lsk_${"t".repeat(40)}`;
@@ -32,6 +33,7 @@ export async function startTestPlane(options: { clock?: Clock } = {}) {
   const { db } = database;
   const services = createServices({
     db,
+    secrets: Keyring.random(),
     ...(database.statements ? { statements: database.statements } : {}),
     docsAssets: nodeDocsAssets(),
     ...(options.clock ? { clock: options.clock } : {}),

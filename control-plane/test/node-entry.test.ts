@@ -2,9 +2,9 @@
  * The Node entry as a user runs it: `tsx src/node.ts` on an embedded libSQL file, over real HTTP.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 
@@ -105,6 +105,56 @@ describe("npm start (Node entry)", () => {
     expect(login.status).toBe(200);
     run.child.kill("SIGTERM");
     expect(await run.exited).toBe(0);
+  });
+
+  it("keeps its secrets key in a 0600 file beside the database, reuses it, and never prints it or a webhook URL", async () => {
+    const db = tempDb();
+    const keyFile = join(dirname(db), "lakesmith.key");
+    const key = `lsk_${"w".repeat(40)}`;
+    const webhook = "https://hooks.slack.com/services/T0/B0/entry-test-webhook-secret";
+    const auth = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    const first = await start(db, { LAKESMITH_ADMIN_API_KEY: key });
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    const secretsKey = readFileSync(keyFile, "utf8").trim();
+    const put = await fetch(`${first.url}/api/v1/config`, {
+      method: "PUT",
+      headers: auth,
+      body: JSON.stringify({ chat_webhook_urls: [webhook] }),
+    });
+    expect(put.status).toBe(200);
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+
+    const second = await start(db, { LAKESMITH_ADMIN_API_KEY: key });
+    expect(readFileSync(keyFile, "utf8").trim()).toBe(secretsKey);
+    const config = await (await fetch(`${second.url}/api/v1/config`, { headers: auth })).json();
+    expect(config.chat_webhook_urls).toEqual(["https://hooks.slack.com/••••cret"]);
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+    for (const output of [first.output(), second.output()]) {
+      expect(output).not.toContain(secretsKey);
+      expect(output).not.toContain("entry-test-webhook-secret");
+    }
+  });
+
+  it("refuses to start on a remote database without LAKESMITH_SECRETS_KEY", async () => {
+    const child = spawn(TSX, [ENTRY], {
+      env: {
+        ...process.env,
+        PORT: "0",
+        LAKESMITH_DB_URL: "libsql://db.example.invalid",
+        LAKESMITH_SECRETS_KEY: "",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    children.push(child);
+    let out = "";
+    child.stderr?.on("data", (d) => {
+      out += d;
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    expect(code).toBe(1);
+    expect(out).toContain("LAKESMITH_SECRETS_KEY is not set");
   });
 
   it("refuses to start with an invalid environment and says which variable", async () => {

@@ -9,11 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openNodeDatabase } from "../src/adapter/node-db.ts";
 import { buildApp } from "../src/app.ts";
 import { bootstrap } from "../src/bootstrap/bootstrap.ts";
+import { Keyring } from "../src/secrets/keyring.ts";
 import { createServices } from "../src/services.ts";
 import { ADMIN_KEY } from "./harness.ts";
 import { startLibsqlHttpServer } from "./support/libsql-http-server.ts";
 
 const TOKEN = "remote-libsql-test-token";
+/** The installation's secrets key: the same for every start, as `LAKESMITH_SECRETS_KEY` would be. */
+const secrets = Keyring.random();
 const dir = mkdtempSync(join(tmpdir(), "lakesmith-remote-"));
 let server: Awaited<ReturnType<typeof startLibsqlHttpServer>>;
 
@@ -33,7 +36,7 @@ describe("a remote libSQL database", () => {
   it("migrates, bootstraps and serves the API", async () => {
     const { db, client } = await openNodeDatabase(server.url, TOKEN);
     try {
-      const services = createServices({ db });
+      const services = createServices({ db, secrets });
       await bootstrap(services, { adminApiKey: ADMIN_KEY, adminPassword: "remote-admin-password" });
       const app = buildApp(services);
       const headers = { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" };
@@ -71,7 +74,7 @@ describe("a remote libSQL database", () => {
   it("keeps the data for the next start and applies no migration twice", async () => {
     const { db, client } = await openNodeDatabase(server.url, TOKEN);
     try {
-      const services = createServices({ db });
+      const services = createServices({ db, secrets });
       const result = await bootstrap(services, {});
       expect(result.firstStart).toBe(false);
       const config = await services.config.get();

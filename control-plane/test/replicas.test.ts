@@ -11,11 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openNodeDatabase } from "../src/adapter/node-db.ts";
 import { buildApp } from "../src/app.ts";
 import { bootstrap } from "../src/bootstrap/bootstrap.ts";
+import { Keyring } from "../src/secrets/keyring.ts";
 import { createServices } from "../src/services.ts";
 import { ADMIN_KEY } from "./harness.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "lakesmith-replicas-"));
 const clock = new ManualClock(new Date());
+const secrets = Keyring.random();
 let a: ReturnType<typeof buildApp>;
 let b: ReturnType<typeof buildApp>;
 const closers: (() => void)[] = [];
@@ -25,7 +27,7 @@ beforeAll(async () => {
   for (let i = 0; i < 2; i++) {
     const { db, client } = await openNodeDatabase(`file:${join(dir, "shared.db")}`);
     closers.push(() => client.close());
-    const services = createServices({ db, clock });
+    const services = createServices({ db, clock, secrets });
     await bootstrap(services, { adminApiKey: ADMIN_KEY, adminPassword: "replica-password" });
     apps.push(buildApp(services));
   }

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { ManualClock } from "@lakesmith/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openNodeDatabase } from "../src/adapter/node-db.ts";
+import { Keyring } from "../src/secrets/keyring.ts";
 import { createServices, type Services } from "../src/services.ts";
 import type { TestPlane } from "./harness.ts";
 import { finishOnboarding } from "./support/tables.ts";
@@ -24,8 +25,9 @@ beforeAll(async () => {
   const a = await openNodeDatabase(url);
   const b = await openNodeDatabase(url);
   closers = [() => a.client.close(), () => b.client.close()];
-  first = createServices({ db: a.db, clock });
-  second = createServices({ db: b.db, clock });
+  const secrets = Keyring.random();
+  first = createServices({ db: a.db, clock, secrets });
+  second = createServices({ db: b.db, clock, secrets });
   for (let i = 0; i < SCHEDULES; i++) {
     const table = await first.tables.create(
       {

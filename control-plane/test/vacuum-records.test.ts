@@ -71,7 +71,6 @@ async function scheduled(kind: "vacuum" | "partition_expiration", t: { id: strin
     },
     trigger: "schedule",
     scheduleId: "sch_test",
-    requires: ["s3"],
   });
   return job.id;
 }

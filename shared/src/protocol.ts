@@ -8,9 +8,10 @@
  * with `refused` and the agent stops that work.
  *
  * A session:
- *   agent → hello (version, kinds, capabilities, capacity, the leases it still holds)
+ *   agent → hello (version, kinds, capabilities, what it may use, capacity, the leases it still holds)
  *   plane → welcome (agent id, timings, which of those leases are still valid)
- *   plane → offer  · agent → ack (or reject)  · plane → leased (the job may start)
+ *   plane → offer  · agent → ack (or reject; `refused` when its allow list forbids the job)
+ *   plane → leased (the job may start)
  *   agent → progress … (each extends the lease)  · agent → result
  *   agent → drain (no more offers)  · agent → release (hand a job back unfinished)
  *   plane → cancel (stop this job; answer with a `cancelled` result)
@@ -54,6 +55,13 @@ export const HelloSchema = z.object({
   kinds: z.array(NameSchema).max(100),
   /** Other capabilities jobs may require (object-store schemes and the like). */
   capabilities: z.array(NameSchema).max(100),
+  /**
+   * The storage prefixes its allow list permits (`scheme://bucket/path`, `file:///path`): it is
+   * offered only jobs whose every location lies within one of them. Absent: none.
+   */
+  allow: z.array(z.string().min(1).max(2048)).max(1000).default([]),
+  /** The catalog and metastore endpoints (`https://host[:port]`, `thrift://host:port`) it may reach. */
+  endpoints: z.array(z.string().min(1).max(2048)).max(100).default([]),
   /** How many jobs it runs at once. */
   capacity: z.number().int().min(0).max(1000),
   /** Jobs it is still working on from before a reconnect. */
@@ -66,6 +74,11 @@ export const RejectSchema = z.object({
   type: z.literal("reject"),
   ...LeaseRefSchema.shape,
   reason: z.string().max(1000),
+  /**
+   * True: this agent may never take the job (its allow list forbids a location the job names); the
+   * plane hands it to another agent, counting an attempt. False or absent: it is merely busy.
+   */
+  refused: z.boolean().optional(),
 });
 
 export const ProgressSchema = z.object({

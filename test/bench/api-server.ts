@@ -11,13 +11,14 @@ import { Hono } from "hono";
 import { openNodeDatabase } from "../../control-plane/src/adapter/node-db.ts";
 import { buildApp } from "../../control-plane/src/app.ts";
 import { bootstrap } from "../../control-plane/src/bootstrap/bootstrap.ts";
+import { Keyring } from "../../control-plane/src/secrets/keyring.ts";
 import { createServices } from "../../control-plane/src/services.ts";
 
 const key = `lsk_${"b".repeat(40)}`;
 const password = "bench-admin-password";
 const dir = mkdtempSync(join(tmpdir(), "lakesmith-bench-"));
 const { db } = await openNodeDatabase(`file:${join(dir, "bench.db")}`);
-const services = createServices({ db });
+const services = createServices({ db, secrets: Keyring.random() });
 await bootstrap(services, { adminApiKey: key, adminPassword: password });
 
 const root = new Hono();

@@ -29,6 +29,7 @@ export interface JobView {
   agent_id: string | null;
   error: string | null;
   result: Record<string, unknown> | null;
+  waiting_for: string | null;
 }
 
 export interface TestPlane {

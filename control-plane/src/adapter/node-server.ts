@@ -14,6 +14,7 @@ import type { LeaseTimings } from "../jobs/service.ts";
 import { type AppDeps, createServices, type Services } from "../services.ts";
 import { nodeAgentGateway } from "./node-agent-gateway.ts";
 import { openNodeDatabase } from "./node-db.ts";
+import { nodeKeyring } from "./node-secrets-key.ts";
 
 export interface NodeServerOptions {
   dbUrl: string;
@@ -22,8 +23,16 @@ export interface NodeServerOptions {
   host?: string;
   clock?: Clock;
   jwtSecret?: string | undefined;
+  /**
+   * `LAKESMITH_SECRETS_KEY` and `LAKESMITH_SECRETS_KEY_PREVIOUS`. Without a key, an embedded database
+   * uses the key file beside it and a remote one refuses to start (`node-secrets-key.ts`).
+   */
+  secretsKey?: string | undefined;
+  secretsKeyPrevious?: string | undefined;
   docsAssets?: AppDeps["docsAssets"];
   leaseTimings?: Partial<LeaseTimings>;
+  /** The job kinds to run; the platform's own by default. */
+  jobKinds?: AppDeps["jobKinds"];
   bootstrap?: Parameters<typeof bootstrap>[1];
   /** How often the hub looks for work that became offerable with time (retry backoff ends). */
   dispatchIntervalMs?: number;
@@ -46,16 +55,23 @@ export interface NodeServer {
 }
 
 export async function startNodeServer(options: NodeServerOptions): Promise<NodeServer> {
+  const secrets = await nodeKeyring({
+    dbUrl: options.dbUrl,
+    key: options.secretsKey,
+    previous: options.secretsKeyPrevious,
+  });
   const database = await openNodeDatabase(options.dbUrl, options.dbAuthToken);
   const { db } = database;
   let hub: LocalHub | undefined;
   const services = createServices({
     db,
+    secrets,
     ...(database.statements ? { statements: database.statements } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.jwtSecret ? { jwtSecret: options.jwtSecret } : {}),
     ...(options.docsAssets ? { docsAssets: options.docsAssets } : {}),
     ...(options.leaseTimings ? { leaseTimings: options.leaseTimings } : {}),
+    ...(options.jobKinds ? { jobKinds: options.jobKinds } : {}),
     hub: ({ jobs, agents, clock }) => {
       hub = new LocalHub(jobs, agents, clock, {
         later: (ms, run) => setTimeout(run, ms).unref(),
@@ -66,7 +82,10 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     agentGateway: () => nodeAgentGateway(hub as LocalHub),
   });
   const localHub = hub as unknown as LocalHub;
-  const bootstrapped = await bootstrap(services, options.bootstrap ?? {});
+  const bootstrapped = await bootstrap(services, options.bootstrap ?? {}).catch((err) => {
+    database.close();
+    throw err;
+  });
   // A single Node process holds every agent socket: whatever the database says from before is stale.
   await services.agents.disconnectAll();
 

@@ -11,7 +11,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { type AgentSocket, type Hub, LocalHub, type SessionState } from "../agents/hub.ts";
 import { type AgentGateway, createServices } from "../services.ts";
-import { openWorkerDatabase, type WorkerEnv } from "./worker-db.ts";
+import { openWorkerDatabase, type WorkerEnv, workerKeyring } from "./worker-db.ts";
 
 /** There is one hub for the whole installation. */
 const HUB_NAME = "agents";
@@ -92,6 +92,7 @@ export class AgentHub extends DurableObject<WorkerEnv> {
     let hub: LocalHub | undefined;
     createServices({
       db: openWorkerDatabase(env),
+      secrets: workerKeyring(env),
       ...(env.LAKESMITH_JWT_SECRET ? { jwtSecret: env.LAKESMITH_JWT_SECRET } : {}),
       hub: ({ jobs, agents, clock }) => {
         hub = new LocalHub(jobs, agents, clock, {

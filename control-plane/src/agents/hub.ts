@@ -20,6 +20,7 @@ import {
 } from "@lakesmith/shared/protocol";
 import type { Job } from "../db/schema.ts";
 import type { JobService } from "../jobs/service.ts";
+import { routingKeys } from "./routing.ts";
 import type { AgentService } from "./service.ts";
 
 /** What the rest of the control plane asks of the hub, wherever it runs. */
@@ -43,7 +44,16 @@ export interface SessionState {
   agentId: string;
   /** When this connection was accepted (epoch ms); tells it apart from a later one. */
   connectedAt: number;
-  hello?: Pick<Hello, "kinds" | "capabilities" | "capacity" | "draining">;
+  /**
+   * The agent refused a job that may still be queued: its "nothing to offer" verdict is its own,
+   * not one to share with agents that announced the same (they may take what it refused).
+   */
+  refused?: boolean;
+  hello?: Pick<Hello, "kinds" | "capabilities" | "capacity" | "draining"> & {
+    /** Location keys of its allow list and endpoint keys, as offers compare them. */
+    allow: string[];
+    endpoints: string[];
+  };
 }
 
 interface Session {
@@ -190,6 +200,13 @@ export class LocalHub implements Hub {
         return;
       }
       case "reject": {
+        if (message.refused) {
+          // The agent may never take this job: another agent gets it, this one is never offered it again.
+          session.state.refused = true;
+          const outcome = await this.jobs.refuse(agentId, message.job_id, message.fence, message.reason);
+          if (outcome.kind === "refused") this.refuse(session, message.job_id, message.fence, outcome.reason);
+          return;
+        }
         // Quiet first: the reject itself pokes a round, which must not offer the job straight back.
         session.quietUntil = this.clock.now().getTime() + REJECT_QUIET_MS;
         const outcome = await this.jobs.reject(agentId, message.job_id, message.fence);
@@ -236,8 +253,15 @@ export class LocalHub implements Hub {
       return;
     }
     const { kinds, capabilities, capacity, draining } = hello;
-    session.state.hello = { kinds, capabilities, capacity, draining };
-    await this.agents.connected(session.state.agentId, hello, new Date(session.state.connectedAt));
+    const routing = routingKeys(hello);
+    session.state.hello = { kinds, capabilities, capacity, draining, ...routing };
+    const changed = await this.agents.connected(
+      session.state.agentId,
+      hello,
+      new Date(session.state.connectedAt),
+    );
+    if (changed) await this.jobs.forgetRefusals(session.state.agentId);
+    session.state.refused = await this.jobs.hasRefusalsBy(session.state.agentId);
     const leases = await this.jobs.resume(session.state.agentId, hello.leases);
     const { leaseMs, heartbeatMs, offerTimeoutMs } = this.jobs.timings;
     this.send(session, {
@@ -252,6 +276,8 @@ export class LocalHub implements Hub {
     this.options.log?.("info", "agent connected", {
       agent_id: session.state.agentId,
       kinds,
+      allow: hello.allow,
+      endpoints: hello.endpoints,
       capacity,
       resumed: leases.filter((l) => l.state !== "lost").length,
     });
@@ -311,8 +337,9 @@ export class LocalHub implements Hub {
 
   /**
    * One round: each pass offers at most one job to every agent with a free slot, so work spreads
-   * across agents; agents with the same kinds and capabilities share a "nothing left" verdict, so
-   * a round costs a few queries however many idle agents are connected.
+   * across agents; agents that announced the same kinds, capabilities, allow list and endpoints
+   * share a "nothing left" verdict (unless one refused a job the others may take), so a round
+   * costs a few queries however many idle agents are connected.
    */
   private async round(): Promise<void> {
     const now = this.clock.now().getTime();
@@ -332,13 +359,21 @@ export class LocalHub implements Hub {
       offered = false;
       for (const session of order) {
         const hello = session.state.hello;
-        const signature = `${hello?.kinds.join(",")}|${hello?.capabilities.join(",")}`;
+        const signature = [
+          hello?.kinds,
+          hello?.capabilities,
+          hello?.allow,
+          hello?.endpoints,
+          session.state.refused ? [session.state.agentId] : [],
+        ].join("|");
         if (!hello || (free.get(session) ?? 0) <= 0 || exhausted.has(signature)) continue;
         if (this.sessions.get(session.state.agentId) !== session) continue;
         const job = await this.jobs.offerNext({
           id: session.state.agentId,
           kinds: hello.kinds,
           capabilities: hello.capabilities,
+          allow: hello.allow,
+          endpoints: hello.endpoints,
         });
         if (!job) {
           exhausted.add(signature);

@@ -12,6 +12,7 @@ import type { Db } from "../db/index.ts";
 import { type Agent, type AgentStatus, agents, jobs } from "../db/schema.ts";
 import type { Page } from "../http/pagination.ts";
 import { notFound } from "../http/problem.ts";
+import { type Abilities, routingKeys } from "./routing.ts";
 
 export const AGENT_TOKEN_PREFIX = "lsa_";
 
@@ -23,6 +24,10 @@ export interface AgentView {
   version: string | null;
   kinds: string[];
   capabilities: string[];
+  /** The storage prefixes its allow list permits, as announced. */
+  allow: string[];
+  /** The catalog and metastore endpoints it may reach, as announced. */
+  endpoints: string[];
   capacity: number;
   connected_at: string | null;
   last_seen_at: string | null;
@@ -100,7 +105,15 @@ export class AgentService {
     if (revoked.length === 0) throw notFound("agent", id);
   }
 
-  async connected(id: string, hello: Hello, at: Date): Promise<void> {
+  /**
+   * Records what the agent announced. Returns whether its allow list or endpoints differ from its
+   * previous connection's (its earlier refusals of jobs may not hold any more).
+   */
+  async connected(id: string, hello: Hello, at: Date): Promise<boolean> {
+    const [before] = await this.db
+      .select({ allow: agents.allow, endpoints: agents.endpoints })
+      .from(agents)
+      .where(eq(agents.id, id));
     await this.db
       .update(agents)
       .set({
@@ -108,11 +121,16 @@ export class AgentService {
         version: hello.agent_version,
         kinds: hello.kinds,
         capabilities: hello.capabilities,
+        allow: hello.allow,
+        endpoints: hello.endpoints,
         capacity: hello.capacity,
         connectedAt: at,
         lastSeenAt: at,
       })
       .where(eq(agents.id, id));
+    const same = (a: readonly string[], b: readonly string[]) =>
+      a.length === b.length && [...a].sort().every((v, i) => v === [...b].sort()[i]);
+    return !before || !same(before.allow, hello.allow) || !same(before.endpoints, hello.endpoints);
   }
 
   async draining(id: string): Promise<void> {
@@ -144,18 +162,33 @@ export class AgentService {
     await this.db.update(agents).set({ status: "disconnected" }).where(ne(agents.status, "disconnected"));
   }
 
-  /** Kinds and capabilities of agents that are connected now (draining ones take no new work). */
-  async connectedAbilities(): Promise<{ kinds: string[]; capabilities: string[] }[]> {
+  /**
+   * What agents that are connected now can do and may use (draining ones take no new work), with
+   * their allow lists and endpoints as the keys offers compare.
+   */
+  async connectedAbilities(): Promise<Abilities> {
     const rows = await this.db
       .select({
+        id: agents.id,
+        name: agents.name,
         kinds: agents.kinds,
         capabilities: agents.capabilities,
+        allow: agents.allow,
+        endpoints: agents.endpoints,
         status: agents.status,
         lastSeenAt: agents.lastSeenAt,
       })
       .from(agents)
       .where(and(eq(agents.status, "connected"), isNull(agents.revokedAt)));
-    return rows.filter((r) => !this.isStale(r.lastSeenAt));
+    return rows
+      .filter((r) => !this.isStale(r.lastSeenAt))
+      .map((r) => ({
+        id: r.id,
+        name: r.name,
+        kinds: r.kinds,
+        capabilities: r.capabilities,
+        ...routingKeys({ allow: r.allow, endpoints: r.endpoints }),
+      }));
   }
 
   private isStale(lastSeenAt: Date | null): boolean {
@@ -185,6 +218,8 @@ export class AgentService {
       version: r.version,
       kinds: r.kinds,
       capabilities: r.capabilities,
+      allow: r.allow,
+      endpoints: r.endpoints,
       capacity: r.capacity,
       connected_at: r.connectedAt?.toISOString() ?? null,
       last_seen_at: r.lastSeenAt?.toISOString() ?? null,

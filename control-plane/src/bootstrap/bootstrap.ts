@@ -3,12 +3,17 @@
  * (`breakglass`), both protected, and an Admin API key. Values from the environment are used when
  * given; otherwise they are generated and returned so the entry can print them once.
  *
+ * Every start first brings the secrets stored in the database to the current secrets key
+ * (`secrets/stored.ts`): plain-text values of older versions and values under a previous key; and
+ * gives tables registered before job routing existed their location key.
+ *
  * Safe to run on every start and from several replicas at once: only the caller whose insert of
  * `admin` succeeds does the rest.
  */
 import { randomSecret } from "@lakesmith/shared";
 import { API_KEY_PREFIX } from "../auth/service.ts";
 import { ApiError } from "../http/problem.ts";
+import { reencryptStoredSecrets } from "../secrets/stored.ts";
 import type { Services } from "../services.ts";
 
 export interface BootstrapOptions {
@@ -19,6 +24,8 @@ export interface BootstrapOptions {
 
 export interface BootstrapResult {
   firstStart: boolean;
+  /** How many stored secrets were (re-)encrypted with the current secrets key. */
+  reencryptedSecrets: number;
   /** Only the values that were generated, to print once. */
   generated: { adminPassword?: string; breakGlassPassword?: string; adminApiKey?: string };
 }
@@ -29,7 +36,11 @@ export async function bootstrap(services: Services, options: BootstrapOptions): 
       `LAKESMITH_ADMIN_API_KEY must start with '${API_KEY_PREFIX}' and have at least 32 characters after it`,
     );
   }
-  if (await services.users.findByUsername("admin")) return { firstStart: false, generated: {} };
+  const reencryptedSecrets = await reencryptStoredSecrets(services.db, services.secrets);
+  await services.tables.fillLocationKeys();
+  if (await services.users.findByUsername("admin")) {
+    return { firstStart: false, reencryptedSecrets, generated: {} };
+  }
 
   const generated: BootstrapResult["generated"] = {};
   const adminPassword = options.adminPassword ?? randomSecret(18);
@@ -45,7 +56,9 @@ export async function bootstrap(services: Services, options: BootstrapOptions): 
       protected: true,
     });
   } catch (err) {
-    if (err instanceof ApiError && err.status === 409) return { firstStart: false, generated: {} };
+    if (err instanceof ApiError && err.status === 409) {
+      return { firstStart: false, reencryptedSecrets, generated: {} };
+    }
     throw err;
   }
   const breakGlassPassword = options.breakGlassPassword ?? randomSecret(24);
@@ -66,7 +79,7 @@ export async function bootstrap(services: Services, options: BootstrapOptions): 
     ...(options.adminApiKey ? { secret: options.adminApiKey } : {}),
   });
   if (!options.adminApiKey) generated.adminApiKey = key;
-  return { firstStart: true, generated };
+  return { firstStart: true, reencryptedSecrets, generated };
 }
 
 export function isValidAdminKey(key: string): boolean {

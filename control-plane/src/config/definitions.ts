@@ -3,6 +3,9 @@
  * of document 2 and the customer configuration, as flat snake_case fields with the unit in the name.
  * Each has a zod schema (its range), a default and a description; the OpenAPI document, validation
  * and `setting_definitions` in the GET response are all generated from this table.
+ *
+ * A setting with `secret: true` is stored encrypted (`secrets/keyring.ts`) and masked on the wire for
+ * everyone (`secrets/mask.ts`); its values are text or lists of text, never numbers.
  */
 import { z } from "@hono/zod-openapi";
 
@@ -11,10 +14,16 @@ interface Definition<S extends z.ZodType> {
   default: z.infer<S>;
   unit?: string;
   description: string;
+  /** Stored encrypted, masked in every response; see `SECRET_DESCRIPTION`. */
+  secret?: true;
 }
 
 const def = <S extends z.ZodType>(d: Definition<S>) => d;
 const emailList = z.array(z.email().max(254)).max(100);
+
+/** Appended to a secret setting's description in the OpenAPI document. */
+const SECRET_DESCRIPTION =
+  "Secret: stored encrypted and returned masked to everyone, Admins included. A URL keeps its scheme and host, then `••••` and, when the rest of the URL is at least 16 characters, its last 4 (`https://hooks.slack.com/••••x9Zq`). On update, a value (or list element) equal to the mask of a stored value keeps that stored value, so a list read from GET can be sent back with elements removed, reordered or added; a value containing `••••` that matches no stored value is refused with 422; anything else replaces.";
 
 export const SETTINGS = {
   min_eligible_table_size_gb: def({
@@ -122,6 +131,7 @@ export const SETTINGS = {
     schema: z.array(z.url({ protocol: /^https?$/ }).max(2048)).max(20),
     default: [],
     description: "Chat webhooks (Slack, Teams, ...) that receive notifications.",
+    secret: true,
   }),
   min_existence_days: def({
     schema: z.number().int().min(0).max(3650),
@@ -155,12 +165,27 @@ export type SettingKey = keyof typeof SETTINGS;
 export type Config = { [K in SettingKey]: z.infer<(typeof SETTINGS)[K]["schema"]> };
 export const SETTING_KEYS = Object.keys(SETTINGS) as SettingKey[];
 
+export type SecretSettingKey = {
+  [K in SettingKey]: (typeof SETTINGS)[K] extends { secret: true } ? K : never;
+}[SettingKey];
+export const SECRET_SETTING_KEYS = SETTING_KEYS.filter(
+  (k) => "secret" in SETTINGS[k] && SETTINGS[k].secret,
+) as SecretSettingKey[];
+
+export function isSecretSetting(key: string): key is SecretSettingKey {
+  return (SECRET_SETTING_KEYS as string[]).includes(key);
+}
+
 export const DEFAULT_CONFIG = Object.fromEntries(SETTING_KEYS.map((k) => [k, SETTINGS[k].default])) as Config;
 
 function withDoc<K extends SettingKey>(key: K) {
   const d = SETTINGS[key];
   const unit = "unit" in d && d.unit ? ` Unit: ${d.unit}.` : "";
-  return (d.schema as z.ZodType).openapi({ description: `${d.description}${unit}`, default: d.default });
+  const secret = isSecretSetting(key) ? ` ${SECRET_DESCRIPTION}` : "";
+  return (d.schema as z.ZodType).openapi({
+    description: `${d.description}${unit}${secret}`,
+    default: d.default,
+  });
 }
 
 const valueShape = Object.fromEntries(SETTING_KEYS.map((k) => [k, withDoc(k)])) as {
@@ -174,6 +199,7 @@ const SettingDefinitionSchema = z
     maximum: z.number().optional(),
     unit: z.string().optional(),
     nullable: z.boolean(),
+    secret: z.boolean().openapi({ description: "Stored encrypted and masked in every response." }),
   })
   .openapi("SettingDefinition", { description: "Each setting's meaning is in its field description above." });
 
@@ -205,6 +231,7 @@ export const SETTING_DEFINITIONS = Object.fromEntries(
         ...(typeof numeric.maximum === "number" ? { maximum: numeric.maximum } : {}),
         ...("unit" in d && d.unit ? { unit: d.unit } : {}),
         nullable: (d.schema as z.ZodType).safeParse(null).success,
+        secret: isSecretSetting(key),
       },
     ];
   }),

@@ -1,6 +1,6 @@
 /**
  * `GET /api/v1/config` (everyone), `PUT` (document 1) and `POST` (document 2): the same partial
- * update, Admin only (API keys: `config:write`).
+ * update, Admin only (API keys: `config:write`). Every response masks secret settings, for Admins too.
  */
 
 import type { z } from "@hono/zod-openapi";
@@ -9,11 +9,11 @@ import { jsonBody, jsonResponse, preserializedJson, problemResponse } from "../h
 import { defineRoute } from "../http/route.ts";
 import { newRouter } from "../http/router.ts";
 import { ConfigSchema, ConfigUpdateSchema, SETTING_DEFINITIONS } from "./definitions.ts";
-import type { StoredConfig } from "./service.ts";
+import { maskedValues, type StoredConfig } from "./service.ts";
 
 const tags = ["config"];
 const updateDescription =
-  "Partial update: send any subset of fields. Values outside their range, unknown fields, and refresh-token TTLs not above the access-token TTL give 422 naming the field. Changes apply immediately.";
+  "Partial update: send any subset of fields. Values outside their range, unknown fields, and refresh-token TTLs not above the access-token TTL give 422 naming the field. Secret settings (`setting_definitions.<field>.secret`) may be sent back masked as GET returned them; their field descriptions say how masks are read. Changes apply immediately.";
 
 const get = defineRoute({
   method: "get",
@@ -51,7 +51,7 @@ function toJson(config: StoredConfig): string {
 
 function toWire(config: StoredConfig): z.infer<typeof ConfigSchema> {
   return {
-    ...config.values,
+    ...maskedValues(config.values),
     updated_at: config.updatedAt?.toISOString() ?? null,
     setting_definitions: SETTING_DEFINITIONS,
   };

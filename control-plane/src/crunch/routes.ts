@@ -9,7 +9,6 @@ import { jsonBody, jsonResponse, problemResponse } from "../http/openapi.ts";
 import { pageOf } from "../http/pagination.ts";
 import { defineRoute } from "../http/route.ts";
 import { newRouter } from "../http/router.ts";
-import { cancelJob } from "../jobs/routes.ts";
 import { TableIdParam } from "../tables/routes.ts";
 import {
   CRUNCH_PAGE_MAX,
@@ -150,5 +149,5 @@ export const crunchRoutes = newRouter()
   .openapi(cancel, async (c) => {
     const { services } = c.var;
     const job = await services.crunch.get(c.req.valid("param").crunch_id);
-    return c.json(crunchJobView(await cancelJob(services, job.id)), 202);
+    return c.json(crunchJobView(await services.cancel.cancel(job.id)), 202);
   });

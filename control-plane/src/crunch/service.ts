@@ -4,12 +4,9 @@
  * `optimize`); the agent parses its payload with `CrunchPayloadSchema` and reports a
  * `CrunchResult`.
  *
- * A table's crunches never overlap: the agent commits to the table's log, one commit per table at
- * a time. A trigger while one of the table's crunch or optimize jobs is queued, offered, running or
- * being cancelled is a 409 naming that job; of two racing triggers exactly one is queued
- * (`TableJobs`).
- * A schedule's run is not refused: it waits queued, since a table's crunch or optimize job is only
- * offered to an agent while no other one of the table is offered or running (`JobService.offerNext`).
+ * A table's crunches never overlap (`kind.ts` declares the rule): a trigger while one of the
+ * table's crunch or optimize jobs is active is a 409 naming that job. A schedule's run is not
+ * refused: it waits queued, since the offer holds it back while another one holds an agent.
  */
 import type { Clock } from "@lakesmith/shared";
 import { CRUNCH_KINDS, type CrunchKind, type CrunchPayload } from "@lakesmith/shared/jobs";
@@ -20,7 +17,7 @@ import { type Job, type JobStatus, jobs, type LakeTable } from "../db/schema.ts"
 import type { Page } from "../http/pagination.ts";
 import { ApiError, conflict, notFound } from "../http/problem.ts";
 import type { JobService } from "../jobs/service.ts";
-import { type ActiveJob, jobOnTable, TableJobs } from "../jobs/table-jobs.ts";
+import { triggerOnTable } from "../jobs/triggers.ts";
 import { addDays, utcDate } from "../schedules/timing.ts";
 import type { TableService } from "../tables/service.ts";
 import { type CrunchTrigger, clusterColumnNames } from "./schemas.ts";
@@ -32,17 +29,13 @@ export interface CrunchFilter {
 }
 
 export class CrunchService {
-  private readonly tableJobs: TableJobs;
-
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly jobs: JobService,
     private readonly tables: TableService,
     private readonly config: ConfigService,
-  ) {
-    this.tableJobs = new TableJobs(db, jobs, tables, CRUNCH_KINDS);
-  }
+  ) {}
 
   /**
    * Queues a crunch of the table, bypassing its schedule. 404 for an unknown table; 409 unless its
@@ -60,21 +53,13 @@ export class CrunchService {
         `Onboarding has not produced the table's recipe: table '${table.name}' onboarding is '${table.onboardingStatus}'. ` +
           `Check GET /api/v1/onboarding/${table.id}/status, or send ?skip_recipe_check=true to crunch without a recipe.`,
       );
-    const active = await this.tableJobs.activeOf(table.id);
-    if (active) throw overlapping(table, active);
-    const outcome = await this.tableJobs.queue(
-      jobOnTable(table, {
-        kind: "crunch",
-        payload: await this.payload(table, trigger),
-        priority: trigger.priority,
-        trigger: "manual",
-        createdBy: options.actor,
-      }),
-    );
-    if ("job" in outcome) return outcome.job;
-    throw outcome.active
-      ? overlapping(table, outcome.active)
-      : conflict(`Another crunch of table '${table.name}' was triggered at the same moment; try again.`);
+    return triggerOnTable(this.jobs, table, {
+      kind: "crunch",
+      payload: await this.payload(table, trigger),
+      priority: trigger.priority,
+      trigger: "manual",
+      createdBy: options.actor,
+    });
   }
 
   /** A crunch or optimize job; 404 for any other id. */
@@ -165,12 +150,4 @@ export class CrunchService {
       parquet_v2: table.parquetV2,
     };
   }
-}
-
-function overlapping(table: LakeTable, active: ActiveJob) {
-  return conflict(
-    `Table '${table.name}' has crunch job '${active.id}' ${active.status}; a table's crunches never overlap ` +
-      `(each commits to the table's log). Wait for it (GET /api/v1/crunch/${active.id}/metrics) ` +
-      `or cancel it (POST /api/v1/crunch/${active.id}/cancel).`,
-  );
 }

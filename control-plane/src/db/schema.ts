@@ -125,6 +125,12 @@ export const lakeTables = sqliteTable(
     /** Crunch may write Parquet v2 data pages and encodings: every reader of the table accepts them. */
     parquetV2: integer("parquet_v2", { mode: "boolean" }).notNull().default(false),
     inventoryReportUri: text("inventory_report_uri"),
+    /**
+     * The canonical key of `uri` (`@lakesmith/shared/locations`, `locationKey`): what the table's
+     * jobs name as the location an agent must be allowed to use. Set at creation; rows made before
+     * it existed are filled in by the bootstrap.
+     */
+    locationKey: text("location_key"),
     onboardingStatus: text("onboarding_status", { enum: ONBOARDING_STATUSES }).notNull().default("pending"),
     onboardingError: text("onboarding_error"),
     onboardingJobId: text("onboarding_job_id"),
@@ -250,6 +256,22 @@ export const jobs = sqliteTable(
     payload: text("payload", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
     /** Capabilities an agent must have announced besides the kind (for example `s3`). */
     requires: text("requires", { mode: "json" }).notNull().$type<string[]>(),
+    /**
+     * Location keys (`locationKey`) the job touches: it is offered only to an agent whose allow list
+     * covers every one of them.
+     */
+    locations: text("locations", { mode: "json" }).notNull().$type<string[]>().default(sql`'[]'`),
+    /** Endpoint keys (`endpointKey`) of catalogs and metastores the agent must be allowed to reach. */
+    endpoints: text("endpoints", { mode: "json" }).notNull().$type<string[]>().default(sql`'[]'`),
+    /**
+     * The exclusivity group of the job's kind (`jobs/kinds.ts`); null when it takes part in none.
+     * Two jobs of a group whose `locks` overlap never hold agents at the same time.
+     */
+    exclusion: text("exclusion"),
+    /** Scopes the job holds in its group (`table:<id>/`, ...); one overlaps another it starts with. */
+    locks: text("locks", { mode: "json" }).notNull().$type<string[]>().default(sql`'[]'`),
+    /** Agents that refused the job (their allow list): it is not offered to them again. */
+    refusals: text("refusals", { mode: "json" }).notNull().$type<JobRefusal[]>().default(sql`'[]'`),
     status: text("status", { enum: JOB_STATUSES }).notNull().default("queued"),
     /** Leases granted so far; an offer that is never acknowledged does not count. */
     attempt: integer("attempt").notNull().default(0),
@@ -280,8 +302,18 @@ export const jobs = sqliteTable(
     index("jobs_owner_idx").on(t.leaseOwner, t.status),
     index("jobs_table_idx").on(t.tableId, t.kind, t.createdAt),
     index("jobs_kind_created_idx").on(t.kind, t.createdAt),
+    index("jobs_exclusion_idx").on(t.exclusion, t.status, t.tableId),
+    // Few jobs are ever refused: this keeps finding an agent's refusals cheap however long the queue.
+    index("jobs_refused_idx").on(t.status).where(sql`${t.refusals} != '[]'`),
   ],
 );
+
+/** An agent's refusal of a job it was offered. */
+export interface JobRefusal {
+  agent_id: string;
+  reason: string;
+  at: string;
+}
 
 export const AGENT_STATUSES = ["connected", "draining", "disconnected"] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
@@ -299,6 +331,10 @@ export const agents = sqliteTable("agents", {
   version: text("version"),
   kinds: text("kinds", { mode: "json" }).notNull().$type<string[]>().default(sql`'[]'`),
   capabilities: text("capabilities", { mode: "json" }).notNull().$type<string[]>().default(sql`'[]'`),
+  /** The storage prefixes its allow list permits, as announced. */
+  allow: text("allow", { mode: "json" }).notNull().$type<string[]>().default(sql`'[]'`),
+  /** The catalog and metastore endpoints it may reach, as announced. */
+  endpoints: text("endpoints", { mode: "json" }).notNull().$type<string[]>().default(sql`'[]'`),
   capacity: integer("capacity").notNull().default(0),
   status: text("status", { enum: AGENT_STATUSES }).notNull().default("disconnected"),
   connectedAt: integer("connected_at", { mode: "timestamp_ms" }),

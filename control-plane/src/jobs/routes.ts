@@ -1,17 +1,18 @@
 /**
  * Jobs of every kind: list, read, cancel, and enqueue diagnostic jobs (`noop`, `sleep`) to check
  * that agents are working. Kind-specific routes (crunch, vacuum, ...) are views of the same jobs;
- * `POST /api/v1/crunch/{crunch_id}/cancel` (crunch module) uses the same `cancelJob`.
+ * `POST /api/v1/crunch/{crunch_id}/cancel` (crunch module) uses the same `CancelService`.
  */
 import { z } from "@hono/zod-openapi";
+import { LocationError, parseLocation } from "@lakesmith/shared/locations";
 import { access, principalId } from "../auth/access.ts";
-import { JOB_STATUSES, type Job } from "../db/schema.ts";
+import { JOB_STATUSES } from "../db/schema.ts";
 import { jsonBody, jsonResponse, problemResponse } from "../http/openapi.ts";
 import { pageOf, pageQuery } from "../http/pagination.ts";
-import { conflict, notFound } from "../http/problem.ts";
+import { invalidField, notFound } from "../http/problem.ts";
 import { defineRoute } from "../http/route.ts";
 import { newRouter } from "../http/router.ts";
-import type { Services } from "../services.ts";
+import { DIAGNOSTIC_KINDS, DiagnosticPayloadSchema } from "./diagnostic.ts";
 import { JobSchema, jobView } from "./view.ts";
 
 const tags = ["jobs"];
@@ -19,23 +20,12 @@ const JobIdParam = z.object({
   job_id: z.string().openapi({ param: { name: "job_id", in: "path" }, example: "job_4k9x2m7q0c1v8b3n5z6t" }),
 });
 
-export const DIAGNOSTIC_KINDS = ["noop", "sleep"] as const;
-
 const DiagnosticJobSchema = z
   .strictObject({
     kind: z
       .enum(DIAGNOSTIC_KINDS)
       .openapi({ description: "`noop` ends at once; `sleep` waits `payload.ms`." }),
-    payload: z
-      .strictObject({
-        ms: z.number().int().min(0).max(3_600_000).optional(),
-        uri: z.string().max(2048).optional().openapi({
-          description: "A location the job claims to touch (checked against the agent's allow list).",
-        }),
-        fail: z.boolean().optional(),
-        retryable: z.boolean().optional(),
-      })
-      .default({}),
+    payload: DiagnosticPayloadSchema.default({}),
     priority: z.enum(["P1", "P2"]).default("P2"),
     max_attempts: z.number().int().min(1).max(10).default(3),
   })
@@ -85,7 +75,10 @@ const create = defineRoute({
     "Checks the path from the control plane to the agents: the job is offered to an agent that announced its kind.",
   access: access.admin("agents:write"),
   request: { body: jsonBody(DiagnosticJobSchema) },
-  responses: { 201: jsonResponse("The queued job.", JobSchema) },
+  responses: {
+    201: jsonResponse("The queued job.", JobSchema),
+    422: problemResponse("Invalid field; `payload.uri` that is not a storage location names the reason."),
+  },
 });
 
 const cancel = defineRoute({
@@ -100,19 +93,6 @@ const cancel = defineRoute({
   request: { params: JobIdParam },
   responses: cancelResponses,
 });
-
-/** Cancels a job and tells its agent to stop; 404 for an unknown id, 409 when it already ended. */
-export async function cancelJob(services: Services, id: string): Promise<Job> {
-  const outcome = await services.jobs.cancel(id);
-  if (!outcome) throw notFound("job", id);
-  if (outcome.notify)
-    services.hub.cancel(outcome.notify.agentId, id, outcome.notify.fence, "cancel requested");
-  if (!outcome.changed)
-    throw conflict(
-      `Job '${id}' is already ${outcome.job.status}; only queued or running jobs can be cancelled.`,
-    );
-  return outcome.job;
-}
 
 export const jobRoutes = newRouter()
   .openapi(list, async (c) => {
@@ -139,6 +119,14 @@ export const jobRoutes = newRouter()
   })
   .openapi(create, async (c) => {
     const body = c.req.valid("json");
+    if (body.payload.uri !== undefined) {
+      try {
+        parseLocation(body.payload.uri);
+      } catch (err) {
+        if (!(err instanceof LocationError)) throw err;
+        throw invalidField("payload.uri", `'${body.payload.uri}' ${err.message}`);
+      }
+    }
     const { job } = await c.var.services.jobs.enqueue({
       kind: body.kind,
       payload: body.payload,
@@ -150,6 +138,6 @@ export const jobRoutes = newRouter()
     return c.json(jobView(job, abilities, c.var.services.clock.now()), 201);
   })
   .openapi(cancel, async (c) => {
-    const job = await cancelJob(c.var.services, c.req.valid("param").job_id);
+    const job = await c.var.services.cancel.cancel(c.req.valid("param").job_id);
     return c.json(jobView(job, [], c.var.services.clock.now()), 202);
   });

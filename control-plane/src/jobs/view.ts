@@ -1,7 +1,9 @@
 /** The API's view of a job, shared by every route that returns jobs. */
 import { z } from "@hono/zod-openapi";
+import { describeKey } from "@lakesmith/shared/locations";
+import { type Abilities, endpointsOutside, locationsOutside } from "../agents/routing.ts";
 import { JOB_STATUSES, type Job } from "../db/schema.ts";
-import { TERMINAL_STATUSES } from "./service.ts";
+import { TERMINAL_STATUSES } from "./state.ts";
 
 export const JobSchema = z
   .object({
@@ -15,7 +17,19 @@ export const JobSchema = z
     priority: z.enum(["P1", "P2"]),
     table_id: z.string().nullable(),
     payload: z.record(z.string(), z.unknown()),
-    requires: z.array(z.string()),
+    requires: z.array(z.string()).openapi({ description: "Capabilities the agent must have announced." }),
+    locations: z.array(z.string()).openapi({
+      description:
+        "Storage locations the job touches, canonical: it is offered only to an agent whose allow list covers every one.",
+    }),
+    endpoints: z.array(z.string()).openapi({
+      description:
+        "Catalog and metastore endpoints (`scheme://host:port`) the agent must be allowed to reach.",
+    }),
+    refusals: z.array(z.object({ agent_id: z.string(), reason: z.string(), at: z.string() })).openapi({
+      description:
+        "Agents that refused the job (their allow list forbids it); it is not offered to them again unless they reconnect with a different allow list.",
+    }),
     attempt: z
       .number()
       .int()
@@ -36,7 +50,7 @@ export const JobSchema = z
     error: z.string().nullable(),
     waiting_for: z.string().nullable().openapi({
       description:
-        "Why a queued job is not being offered, e.g. no connected agent handles its kind; null otherwise.",
+        "Why a queued job is not being offered: no connected agent handles its kind, none is allowed to use its locations or endpoints (`an agent allowed to use ...`), or a free agent slot; null otherwise.",
     }),
     created_at: z.string(),
     started_at: z.string().nullable(),
@@ -71,9 +85,13 @@ export function tableJobFields(job: Job) {
   };
 }
 
-/** What connected agents can do, to explain why a queued job waits. */
-export type Abilities = { kinds: string[]; capabilities: string[] }[];
+export type { Abilities };
 
+/**
+ * Why a queued job waits, in the order an offer checks: backoff, an agent with the kind, one that
+ * may use every location and endpoint and has not refused it, then a free slot (or, for a kind with
+ * an overlap rule, the end of the job it may not run beside).
+ */
 export function waitingFor(job: Job, abilities: Abilities, now: Date): string | null {
   if (job.status !== "queued") return null;
   if (job.notBefore > now) return `retry backoff until ${job.notBefore.toISOString()}`;
@@ -82,6 +100,20 @@ export function waitingFor(job: Job, abilities: Abilities, now: Date): string | 
   const missing = job.requires.filter((r) => !kindOk.some((a) => a.capabilities.includes(r)));
   if (missing.length > 0)
     return `no connected agent for '${job.kind}' has capability ${missing.map((m) => `'${m}'`).join(", ")}`;
+  const allowed = kindOk.filter(
+    (a) =>
+      locationsOutside(job.locations, a.allow).length === 0 &&
+      endpointsOutside(job.endpoints, a.endpoints).length === 0,
+  );
+  if (allowed.length === 0) {
+    const needs = [...job.locations.map(describeKey), ...job.endpoints];
+    const theirs = kindOk.map((a) => `${a.name}: ${a.allow.map(describeKey).join(", ") || "nothing"}`);
+    return `an agent allowed to use ${needs.join(" and ")} (connected agents for '${job.kind}' allow ${theirs.join("; ")})`;
+  }
+  const refused = new Set(job.refusals.map((r) => r.agent_id));
+  if (allowed.every((a) => refused.has(a.id)))
+    return `an agent that has not refused it (refused by ${job.refusals.map((r) => `${r.agent_id}: ${r.reason}`).join("; ")})`;
+  if (job.exclusion !== null) return `a free agent slot, or the end of an overlapping ${job.exclusion} job`;
   return "a free agent slot";
 }
 
@@ -94,6 +126,9 @@ export function jobView(job: Job, abilities: Abilities, now: Date): JobView {
     table_id: job.tableId,
     payload: job.payload,
     requires: job.requires,
+    locations: job.locations.map(describeKey),
+    endpoints: job.endpoints,
+    refusals: job.refusals,
     attempt: job.attempt,
     max_attempts: job.maxAttempts,
     agent_id: job.leaseOwner,

@@ -10,16 +10,16 @@
  *
  * A job that fails with a retryable error and has attempts left goes back to the queue and the table
  * stays pending. Only the table's latest onboarding job can move it, so a late result of an earlier
- * job never overwrites a retry's.
+ * job never overwrites a retry's. The job kind and its finish hook are declared in `kind.ts`.
  */
 import { type Clock, newId } from "@lakesmith/shared";
-import { ONBOARDING_KIND, type OnboardingPayload, OnboardingRecipeSchema } from "@lakesmith/shared/jobs";
-import { and, eq, inArray, isNull, type SQL } from "drizzle-orm";
+import { ONBOARDING_KIND, type OnboardingPayload } from "@lakesmith/shared/jobs";
+import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
 import { type Job, type LakeTable, lakeTables } from "../db/schema.ts";
 import { conflict, notFound } from "../http/problem.ts";
-import type { JobEnd, JobService } from "../jobs/service.ts";
-import { jobOnTable } from "../jobs/table-jobs.ts";
+import { jobOnTable } from "../jobs/enqueue.ts";
+import type { JobService } from "../jobs/service.ts";
 
 export interface OnboardingState {
   table: LakeTable;
@@ -31,9 +31,7 @@ export class OnboardingService {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly jobs: JobService,
-  ) {
-    jobs.onFinish(ONBOARDING_KIND, (job, end, ended) => this.finishStatements(job, end, ended));
-  }
+  ) {}
 
   /** A new onboarding job for a table, as an id and an insert to batch with the caller's writes. */
   job(
@@ -95,53 +93,6 @@ export class OnboardingService {
     }
     this.jobs.notifyWork();
     return this.status(tableId);
-  }
-
-  /** What an onboarding job's end does to its table; every statement is guarded by `ended`. */
-  private finishStatements(job: Job, end: JobEnd, ended: SQL) {
-    if (!job.tableId) return [];
-    const now = this.clock.now();
-    const mine = and(
-      eq(lakeTables.id, job.tableId),
-      eq(lakeTables.onboardingJobId, job.id),
-      inArray(lakeTables.onboardingStatus, ["pending", "retry"]),
-      ended,
-    );
-    const fail = (reason: string) =>
-      this.db
-        .update(lakeTables)
-        .set({ onboardingStatus: "failed", onboardingError: reason, updatedAt: now })
-        .where(mine);
-    if (end.status === "succeeded") {
-      const recipe = OnboardingRecipeSchema.safeParse(end.result);
-      if (!recipe.success)
-        return [
-          fail(
-            `the agent reported a result that is not a recipe (${recipe.error.issues
-              .map((i) => `${i.path.join(".") || "(result)"}: ${i.message}`)
-              .join("; ")})`,
-          ),
-        ];
-      return [
-        this.db
-          .update(lakeTables)
-          .set({
-            onboardingStatus: "active",
-            onboardingError: null,
-            recipe: recipe.data,
-            onboardedAt: now,
-            updatedAt: now,
-          })
-          .where(mine),
-      ];
-    }
-    if (end.status === "cancelled")
-      return [
-        fail(
-          end.error ? `the onboarding job was cancelled: ${end.error}` : "the onboarding job was cancelled",
-        ),
-      ];
-    return [fail(end.error ?? "the onboarding job failed without a reason")];
   }
 }
 

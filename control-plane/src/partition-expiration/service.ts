@@ -5,38 +5,28 @@
  * (`pending-deletions/record.ts`) until hard-delete, and a recover commits them back.
  *
  * A validate (`.../validate`) is the same job with `validate: true`: the agent answers whether the
- * policy can run and what would expire, and writes nothing. Real runs and dry runs of a table
- * never overlap (each real run commits to the table's log); a validate neither waits for one nor
- * holds one back.
+ * policy can run and what would expire, and writes nothing. The kind, its precondition and its
+ * overlap rule (validates take no part) are declared in `kind.ts`.
  */
 import type { Clock } from "@lakesmith/shared";
 import { PARTITION_EXPIRATION_KIND, type PartitionExpirationPayload } from "@lakesmith/shared/maintenance";
-import { sql } from "drizzle-orm";
 import type { ConfigService } from "../config/service.ts";
-import type { Db } from "../db/index.ts";
-import { type Job, type JobStatus, jobs, type LakeTable } from "../db/schema.ts";
+import type { Job, JobStatus, LakeTable } from "../db/schema.ts";
 import type { Page } from "../http/pagination.ts";
-import { conflict, invalidField, notFound } from "../http/problem.ts";
+import { invalidField, notFound } from "../http/problem.ts";
 import type { JobService } from "../jobs/service.ts";
-import { type ActiveJob, jobOnTable, TableJobs } from "../jobs/table-jobs.ts";
+import { checkPrecondition, listOfTable, triggerOnTable } from "../jobs/triggers.ts";
 import { utcDate } from "../schedules/timing.ts";
 import type { TableService } from "../tables/service.ts";
 import type { PartitionExpirationTrigger } from "./schemas.ts";
 
 export class PartitionExpirationService {
-  private readonly tableJobs: TableJobs;
-
   constructor(
-    db: Db,
     private readonly clock: Clock,
-    jobService: JobService,
+    private readonly jobs: JobService,
     private readonly tables: TableService,
     private readonly config: ConfigService,
-  ) {
-    // Validates write nothing, so they take no part in the overlap rule.
-    const writes = sql`coalesce(json_extract(${jobs.payload}, '$.validate'), 0) = 0`;
-    this.tableJobs = new TableJobs(db, jobService, tables, [PARTITION_EXPIRATION_KIND], writes);
-  }
+  ) {}
 
   /**
    * Queues an expiration (or, with `validate`, a preflight) of a Delta table. 404 unknown table;
@@ -49,10 +39,7 @@ export class PartitionExpirationService {
   ): Promise<Job> {
     const table = await this.tables.find(tableId);
     if (!table) throw notFound("Table", tableId);
-    if (table.format !== "delta")
-      throw conflict(
-        `Table '${table.name}' is a ${table.format} table; partition expiration works on Delta tables only (it commits removes to the Delta log).`,
-      );
+    checkPrecondition(this.jobs, PARTITION_EXPIRATION_KIND, table);
     const column = partitionColumn(table, body.partition_column);
     const { values } = await this.config.get();
     const payload: PartitionExpirationPayload = {
@@ -66,17 +53,12 @@ export class PartitionExpirationService {
       validate: options.validate,
       recipe: table.recipe ?? null,
     };
-    const outcome = await this.tableJobs.queue(
-      jobOnTable(table, {
-        kind: PARTITION_EXPIRATION_KIND,
-        payload,
-        trigger: "manual",
-        createdBy: options.actor,
-      }),
-      !options.validate,
-    );
-    if ("job" in outcome) return outcome.job;
-    throw overlapping(table, outcome.active);
+    return triggerOnTable(this.jobs, table, {
+      kind: PARTITION_EXPIRATION_KIND,
+      payload,
+      trigger: "manual",
+      createdBy: options.actor,
+    });
   }
 
   listOfTable(
@@ -85,7 +67,12 @@ export class PartitionExpirationService {
     offset: number,
     limit: number,
   ): Promise<Page<Job>> {
-    return this.tableJobs.listOfTable(tableId, status, offset, limit);
+    return listOfTable(
+      this.jobs,
+      async (id) => (await this.tables.find(id)) !== undefined,
+      [PARTITION_EXPIRATION_KIND],
+      { tableId, status, offset, limit },
+    );
   }
 }
 
@@ -123,15 +110,4 @@ function partitionColumn(table: LakeTable, asked: string | undefined): string {
       `required: the date filter column '${recipe.date_filter_column}' of table '${table.name}' is not a partition column, so no partition can expire by it (${known})`,
     );
   return recipe.date_filter_column;
-}
-
-function overlapping(table: LakeTable, active: ActiveJob | undefined) {
-  if (!active)
-    return conflict(
-      `Another partition expiration of table '${table.name}' was triggered at the same moment; try again.`,
-    );
-  return conflict(
-    `Table '${table.name}' has partition expiration job '${active.id}' ${active.status}; a table's expirations never overlap ` +
-      `(each commits to the table's log). Wait for it (GET /api/v1/jobs/${active.id}) or cancel it (POST /api/v1/jobs/${active.id}/cancel).`,
-  );
 }

@@ -22,12 +22,13 @@
 import { type Clock, newId } from "@lakesmith/shared";
 import { uriScheme } from "@lakesmith/shared/jobs";
 import { HARD_DELETE_KIND, HardDeleteResultSchema } from "@lakesmith/shared/maintenance";
-import { and, asc, eq, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
 import { insertSelect } from "../db/insert-select.ts";
 import { type Job, jobs, lakeTables, type PendingDeletion, pendingDeletions } from "../db/schema.ts";
 import { notFound } from "../http/problem.ts";
-import type { FinishHook, JobEnd, JobService } from "../jobs/service.ts";
+import type { FinishHook } from "../jobs/kinds.ts";
+import type { JobService } from "../jobs/service.ts";
 import type { TableService } from "../tables/service.ts";
 import { hardDeletable, ofExistingTable, rowid } from "./service.ts";
 
@@ -44,9 +45,7 @@ export class HardDeleteService {
     private readonly clock: Clock,
     private readonly jobs: JobService,
     private readonly tables: TableService,
-  ) {
-    jobs.onFinish(HARD_DELETE_KIND, (job, end, ended) => this.finished(job, end, ended));
-  }
+  ) {}
 
   /**
    * Picks up to `limit` eligible records (of one table, with `tableId`). A dry run returns them and
@@ -125,7 +124,13 @@ export class HardDeleteService {
         tableId: sql`t.id`,
         priority: sql`t.priority`,
         payload: sql`json_object('table_id', t.id, 'uri', t.uri, 'format', t.format, 'files', ${files})`,
+        // What the kind's declaration (pending-deletions/kinds.ts) derives from the payload.
         requires: sql`json_array(json_extract(g.value, '$.scheme'))`,
+        locations: sql`json_array(t.location_key)`,
+        endpoints: sql`json('[]')`,
+        exclusion: nil,
+        locks: sql`json('[]')`,
+        refusals: sql`json('[]')`,
         // The defaults JobService.insertStatement gives a new job.
         status: sql`'queued'`,
         attempt: sql`0`,
@@ -150,46 +155,46 @@ export class HardDeleteService {
         where exists (select 1 from ${pendingDeletions} p where p.hard_delete_job_id = ${jobId} and p.status = 'DELETING')`,
     );
   }
+}
 
-  /** What a hard_delete job's end does to the records it claimed; all guarded by `ended`. */
-  private finished(job: Job, end: JobEnd, ended: SQL): ReturnType<FinishHook> {
-    const now = this.clock.now();
-    const held = and(
-      eq(pendingDeletions.hardDeleteJobId, job.id),
-      eq(pendingDeletions.status, "DELETING"),
-      ended,
-    );
-    const giveBack = (note: string) =>
-      this.db.update(pendingDeletions).set({ status: "PENDING_DELETE", note, updatedAt: now }).where(held);
-    if (end.status !== "succeeded")
-      return [giveBack(end.error ?? `the hard-delete job ${job.id} ended ${end.status}`)];
-    const parsed = HardDeleteResultSchema.safeParse(end.result);
-    if (!parsed.success)
-      return [giveBack(`the agent's result of hard-delete job ${job.id} was not a hard-delete result`)];
-    const outcome = sql`o.outcome`;
-    return [
-      this.db
-        .update(pendingDeletions)
-        .set({
-          status: sql`case ${outcome} when 'retained' then 'RETAINED' when 'failed' then 'PENDING_DELETE' else 'DELETED' end`,
-          deletedAt: sql`case when ${outcome} in ('deleted', 'absent') then ${now.getTime()} else null end`,
-          note: sql`case ${outcome} when 'absent' then 'already absent' else o.detail end`,
-          updatedAt: now,
-        })
-        .from(
-          sql`(select json_extract(f.value, '$.deletion_id') as id, json_extract(f.value, '$.outcome') as outcome,
+/** What a hard_delete job's end does to the records it claimed; all guarded by `ended`. */
+export const hardDeleteFinished: FinishHook = ({ db, clock }, job, end, ended) => {
+  const now = clock.now();
+  const held = and(
+    eq(pendingDeletions.hardDeleteJobId, job.id),
+    eq(pendingDeletions.status, "DELETING"),
+    ended,
+  );
+  const giveBack = (note: string) =>
+    db.update(pendingDeletions).set({ status: "PENDING_DELETE", note, updatedAt: now }).where(held);
+  if (end.status !== "succeeded")
+    return [giveBack(end.error ?? `the hard-delete job ${job.id} ended ${end.status}`)];
+  const parsed = HardDeleteResultSchema.safeParse(end.result);
+  if (!parsed.success)
+    return [giveBack(`the agent's result of hard-delete job ${job.id} was not a hard-delete result`)];
+  const outcome = sql`o.outcome`;
+  return [
+    db
+      .update(pendingDeletions)
+      .set({
+        status: sql`case ${outcome} when 'retained' then 'RETAINED' when 'failed' then 'PENDING_DELETE' else 'DELETED' end`,
+        deletedAt: sql`case when ${outcome} in ('deleted', 'absent') then ${now.getTime()} else null end`,
+        note: sql`case ${outcome} when 'absent' then 'already absent' else o.detail end`,
+        updatedAt: now,
+      })
+      .from(
+        sql`(select json_extract(f.value, '$.deletion_id') as id, json_extract(f.value, '$.outcome') as outcome,
                       json_extract(f.value, '$.detail') as detail
                from ${jobs} j, json_each(j.result, '$.files') f where j.id = ${job.id}) o`,
-        )
-        // As in the claim: the + makes SQLite walk the reported files and look each record up by id.
-        .where(
-          and(
-            sql`${pendingDeletions.id} = o.id`,
-            sql`+${pendingDeletions.hardDeleteJobId} = ${job.id} and +${pendingDeletions.status} = 'DELETING'`,
-            ended,
-          ),
+      )
+      // As in the claim: the + makes SQLite walk the reported files and look each record up by id.
+      .where(
+        and(
+          sql`${pendingDeletions.id} = o.id`,
+          sql`+${pendingDeletions.hardDeleteJobId} = ${job.id} and +${pendingDeletions.status} = 'DELETING'`,
+          ended,
         ),
-      giveBack(`hard-delete job ${job.id} did not report this file`),
-    ];
-  }
-}
+      ),
+    giveBack(`hard-delete job ${job.id} did not report this file`),
+  ];
+};

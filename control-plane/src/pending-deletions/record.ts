@@ -23,10 +23,8 @@
  * 14,000 vacuum files, or a few thousand expired files with their statistics.
  */
 import {
-  PARTITION_EXPIRATION_KIND,
   type PartitionExpirationResult,
   PartitionExpirationResultSchema,
-  VACUUM_KIND,
   type VacuumResult,
   VacuumResultSchema,
 } from "@lakesmith/shared/maintenance";
@@ -35,7 +33,7 @@ import { settingSql } from "../config/service.ts";
 import type { Db } from "../db/index.ts";
 import { insertSelect } from "../db/insert-select.ts";
 import { type Job, jobs, pendingDeletions } from "../db/schema.ts";
-import type { FinishHook, JobEnd, JobService } from "../jobs/service.ts";
+import type { FinishHook, JobEnd } from "../jobs/kinds.ts";
 
 type Statements = ReturnType<FinishHook>;
 
@@ -44,12 +42,13 @@ const HOUR_MS = 3_600_000;
 const recordId = sql`'del_' || lower(hex(randomblob(10)))`;
 const grace = () => sql`(${settingSql("pending_deletion_grace_hours")} * ${HOUR_MS})`;
 
-/** Registers the finish hooks that record the files of vacuum and partition expiration jobs. */
-export function recordDeletions(db: Db, jobService: JobService): void {
-  const recorder = new DeletionRecorder(db);
-  jobService.onFinish(VACUUM_KIND, (job, end, ended) => recorder.vacuum(job, end, ended));
-  jobService.onFinish(PARTITION_EXPIRATION_KIND, (job, end, ended) => recorder.expiration(job, end, ended));
-}
+/** The finish hook of `vacuum` jobs: their files become PENDING_DELETE records. */
+export const recordVacuumFiles: FinishHook = ({ db }, job, end, ended) =>
+  new DeletionRecorder(db).vacuum(job, end, ended);
+
+/** The finish hook of `partition_expiration` jobs: their expired files become PENDING_DELETE records. */
+export const recordExpiredFiles: FinishHook = ({ db }, job, end, ended) =>
+  new DeletionRecorder(db).expiration(job, end, ended);
 
 class DeletionRecorder {
   constructor(private readonly db: Db) {}

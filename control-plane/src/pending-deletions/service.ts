@@ -24,7 +24,6 @@ import {
 import { and, asc, count, desc, eq, exists, lte, notExists, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
 import {
-  type Job,
   jobs,
   lakeTables,
   PENDING_DELETION_STATUSES,
@@ -34,8 +33,9 @@ import {
 } from "../db/schema.ts";
 import type { Page } from "../http/pagination.ts";
 import { conflict, notFound } from "../http/problem.ts";
-import type { FinishHook, JobEnd, JobService } from "../jobs/service.ts";
-import { jobOnTable } from "../jobs/table-jobs.ts";
+import { jobOnTable } from "../jobs/enqueue.ts";
+import type { FinishHook } from "../jobs/kinds.ts";
+import type { JobService } from "../jobs/service.ts";
 import type { TableService } from "../tables/service.ts";
 import type { PendingDeletionFilter } from "./schemas.ts";
 
@@ -56,9 +56,7 @@ export class PendingDeletionService {
     private readonly clock: Clock,
     private readonly jobs: JobService,
     private readonly tables: TableService,
-  ) {
-    jobs.onFinish(RECOVER_KIND, (job, end, ended) => this.recoverFinished(job, end, ended));
-  }
+  ) {}
 
   /**
    * Records, newest first, and among one job's records (which share created_at) last inserted
@@ -211,54 +209,6 @@ export class PendingDeletionService {
     this.jobs.notifyWork();
     return { record: recovering, queued: true };
   }
-
-  /** A recover job's end moves its RECOVERING records: RECOVERED, or back to PENDING_DELETE. */
-  private recoverFinished(job: Job, end: JobEnd, ended: SQL): ReturnType<FinishHook> {
-    const now = this.clock.now();
-    const mine = (...more: (SQL | undefined)[]) =>
-      and(
-        eq(pendingDeletions.recoverJobId, job.id),
-        eq(pendingDeletions.status, "RECOVERING"),
-        ended,
-        ...more,
-      );
-    if (end.status !== "succeeded")
-      return [
-        this.db
-          .update(pendingDeletions)
-          .set({
-            status: "PENDING_DELETE",
-            note: end.error ?? `the recover job ${job.id} ended ${end.status}`,
-            updatedAt: now,
-          })
-          .where(mine()),
-      ];
-    // The job committed: its files are back whatever the result says, so never deletable again.
-    const parsed = RecoverResultSchema.safeParse(end.result);
-    const notes = parsed.success
-      ? parsed.data.files.map((f) =>
-          this.db
-            .update(pendingDeletions)
-            .set({
-              status: "RECOVERED",
-              recoveredAt: now,
-              updatedAt: now,
-              note:
-                f.outcome === "already_live"
-                  ? "the file was live in the table already"
-                  : `restored in table version ${parsed.data.committed_version}`,
-            })
-            .where(mine(eq(pendingDeletions.id, f.deletion_id))),
-        )
-      : [];
-    return [
-      ...notes,
-      this.db
-        .update(pendingDeletions)
-        .set({ status: "RECOVERED", recoveredAt: now, updatedAt: now })
-        .where(mine()),
-    ];
-  }
 }
 
 /**
@@ -296,3 +246,43 @@ function notRecoverable(record: PendingDeletion) {
     `Pending deletion '${record.id}' is ${record.status}; only PENDING_DELETE records can be recovered: ${why[record.status]}.`,
   );
 }
+
+/** A recover job's end moves its RECOVERING records: RECOVERED, or back to PENDING_DELETE. */
+export const recoverFinished: FinishHook = ({ db, clock }, job, end, ended) => {
+  const now = clock.now();
+  const mine = (...more: (SQL | undefined)[]) =>
+    and(eq(pendingDeletions.recoverJobId, job.id), eq(pendingDeletions.status, "RECOVERING"), ended, ...more);
+  if (end.status !== "succeeded")
+    return [
+      db
+        .update(pendingDeletions)
+        .set({
+          status: "PENDING_DELETE",
+          note: end.error ?? `the recover job ${job.id} ended ${end.status}`,
+          updatedAt: now,
+        })
+        .where(mine()),
+    ];
+  // The job committed: its files are back whatever the result says, so never deletable again.
+  const parsed = RecoverResultSchema.safeParse(end.result);
+  const notes = parsed.success
+    ? parsed.data.files.map((f) =>
+        db
+          .update(pendingDeletions)
+          .set({
+            status: "RECOVERED",
+            recoveredAt: now,
+            updatedAt: now,
+            note:
+              f.outcome === "already_live"
+                ? "the file was live in the table already"
+                : `restored in table version ${parsed.data.committed_version}`,
+          })
+          .where(mine(eq(pendingDeletions.id, f.deletion_id))),
+      )
+    : [];
+  return [
+    ...notes,
+    db.update(pendingDeletions).set({ status: "RECOVERED", recoveredAt: now, updatedAt: now }).where(mine()),
+  ];
+};

@@ -17,11 +17,14 @@
  *    schedule is moved past a slot without its job. It reads no table row, only that it exists.
  *
  * The payload, dedupe key, slot and `requires` written here must equal what the shared helpers
- * (`@lakesmith/shared/jobs`) describe; the scheduler tests compare them against those helpers.
+ * (`@lakesmith/shared/jobs`) describe, and the routing columns (`locations`, `exclusion`, `locks`)
+ * what each kind's declaration derives (`scheduledRouting`); the scheduler tests compare them.
  */
+import { SCHEDULED_JOB_KINDS, type ScheduledJobKind } from "@lakesmith/shared/jobs";
 import { and, eq, lte, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
 import { lakeTables, schedules } from "../db/schema.ts";
+import type { JobKindRegistry } from "../jobs/kinds.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -35,7 +38,7 @@ const jobId = sql.raw("'job_' || lower(hex(randomblob(10)))");
 /** Columns the job's payload needs besides the slot; `moveOn` reads none of them. */
 const PAYLOAD_COLUMNS = sql.raw(`s.table_id, s.job_type, s.schedule_type, s.lookback_start, s.lookback_end,
            s.backfill_col, s.backfill_start_date, s.backfill_end_date,
-           t.uri, t.format, t.priority, t.target_file_size_mb, t.parquet_v2, t.recipe,`);
+           t.uri, t.location_key, t.format, t.priority, t.target_file_size_mb, t.parquet_v2, t.recipe,`);
 
 /**
  * A whole number or a `YYYY-MM-DD` date written into the SQL text, not bound: drizzle's D1 batch
@@ -104,8 +107,32 @@ function kindFields(payload: SQL, settings: FireSettings): SQL {
   return sql`case due.job_type when 'crunch' then ${crunch} when 'partition_expiration' then ${expiration} else ${payload} end`;
 }
 
+/**
+ * The exclusivity group of each kind a schedule fires, from the kinds' declarations. Every such
+ * kind holds its table's scope (`tableScope`), so the locks are the table's.
+ */
+export type ScheduledRouting = Record<ScheduledJobKind, string | null>;
+
+export function scheduledRouting(kinds: JobKindRegistry): ScheduledRouting {
+  const routing = {} as ScheduledRouting;
+  for (const kind of SCHEDULED_JOB_KINDS) {
+    const exclusive = kinds.of(kind).exclusive;
+    if (exclusive && exclusive.grain !== "table")
+      throw new Error(`scheduled kind '${kind}' must exclude at table grain; it declares ${exclusive.grain}`);
+    routing[kind] = exclusive?.group ?? null;
+  }
+  return routing;
+}
+
+/** A kind's group as SQL text; group names are the declarations' own lower-case words. */
+function groupLiteral(group: string | null): SQL {
+  if (group === null) return sql.raw("null");
+  if (!/^[a-z_]+$/.test(group)) throw new Error(`not a group name: ${group}`);
+  return sql.raw(`'${group}'`);
+}
+
 /** Queues the jobs of the chunk's unfired slots. */
-export function insertJobs(now: Date, limit: number, settings: FireSettings): SQL {
+export function insertJobs(now: Date, limit: number, settings: FireSettings, routing: ScheduledRouting): SQL {
   const t = literal(now.getTime());
   const daily = sql`due.schedule_type = 'daily'`;
   const common = sql`json_object(
@@ -118,11 +145,18 @@ export function insertJobs(now: Date, limit: number, settings: FireSettings): SQ
     sql`case when ${daily} then ${common} else json_set(${common}, '$.backfill_col', due.backfill_col) end`,
     settings,
   );
+  const exclusion = sql.join(
+    SCHEDULED_JOB_KINDS.map((kind) => sql`when ${sql.raw(`'${kind}'`)} then ${groupLiteral(routing[kind])}`),
+    sql` `,
+  );
   return sql`with ${dueCte(now, limit, true)}
-    insert into jobs (id, kind, table_id, priority, payload, requires, dedupe_key, trigger, schedule_id,
-                      not_before, created_at, updated_at)
+    insert into jobs (id, kind, table_id, priority, payload, requires, locations, exclusion, locks,
+                      dedupe_key, trigger, schedule_id, not_before, created_at, updated_at)
     select ${jobId}, due.job_type, due.table_id, due.priority, ${payload},
            json_array(lower(substr(due.uri, 1, instr(due.uri, '://') - 1))),
+           json_array(due.location_key),
+           case due.job_type ${exclusion} end,
+           json_array('table:' || due.table_id || '/'),
            'schedule:' || due.id || ':' || due.slot, 'schedule', due.id, ${t}, ${t}, ${t}
     from due
     where due.slot is not null and due.slot is not due.last_slot

@@ -24,7 +24,14 @@ import type { Clock } from "@lakesmith/shared";
 import type { ConfigService } from "../config/service.ts";
 import type { Db } from "../db/index.ts";
 import type { JobService } from "../jobs/service.ts";
-import { anyDue, type FireSettings, insertJobs, moveOn } from "./fire.ts";
+import {
+  anyDue,
+  type FireSettings,
+  insertJobs,
+  moveOn,
+  type ScheduledRouting,
+  scheduledRouting,
+} from "./fire.ts";
 
 export interface TickResult {
   /** Due schedules moved on by this tick. */
@@ -35,6 +42,8 @@ export interface TickResult {
 }
 
 export class Scheduler {
+  private readonly routing: ScheduledRouting;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -46,7 +55,9 @@ export class Scheduler {
      * a chunk holds the Node event loop for about half a second, only in such catch-up ticks.
      */
     private readonly chunkSize = 20_000,
-  ) {}
+  ) {
+    this.routing = scheduledRouting(jobs.kinds);
+  }
 
   /** Fires every due schedule once per slot, reaps lapsed job leases, and asks for a dispatch round. */
   async tick(now: Date = this.clock.now()): Promise<TickResult> {
@@ -63,7 +74,7 @@ export class Scheduler {
         // that dies leaves the chunk due and the next tick fires it; a concurrent tick waits for
         // the commit and then finds the chunk moved on.
         const [inserted, moved] = await this.db.batch([
-          this.db.run(insertJobs(now, this.chunkSize, settings)),
+          this.db.run(insertJobs(now, this.chunkSize, settings, this.routing)),
           this.db.run(moveOn(now, this.chunkSize)),
         ]);
         fired += changes(inserted);

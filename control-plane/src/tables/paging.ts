@@ -14,8 +14,13 @@
  *   from one snapshot.
  */
 import { and, desc, gte, type Placeholder, type SQL, sql } from "drizzle-orm";
-import { lakeTables, tableStatusCounts } from "../db/schema.ts";
-import type { TableFilter } from "./service.ts";
+import { lakeTables, type OnboardingStatus, tableStatusCounts } from "../db/schema.ts";
+
+/** What a table list is filtered by. */
+export interface TableFilter {
+  status?: OnboardingStatus | undefined;
+  name?: string | undefined;
+}
 
 /** The number of tables that match the filter (`where`, by `status`), as a scalar subquery. */
 export function totalOf(filter: TableFilter, where: SQL | undefined, status: Placeholder): SQL {

@@ -11,29 +11,19 @@
  * (kept by triggers) unless the list is filtered by name, which matches at most one row.
  */
 import { type Clock, newId } from "@lakesmith/shared";
-import { and, asc, count, desc, eq, type SQL, sql } from "drizzle-orm";
+import { LocationError, locationKey, tryLocationKey } from "@lakesmith/shared/locations";
+import { and, asc, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
-import {
-  inventoryHistory,
-  type LakeTable,
-  lakeTables,
-  type OnboardingStatus,
-  schedules,
-} from "../db/schema.ts";
+import { inventoryHistory, type LakeTable, lakeTables, schedules } from "../db/schema.ts";
 import { preparedRows, type StatementCache } from "../db/statement-cache.ts";
 import type { Page } from "../http/pagination.ts";
-import { ApiError, notFound } from "../http/problem.ts";
+import { ApiError, invalidField, notFound } from "../http/problem.ts";
 import type { JobService } from "../jobs/service.ts";
 import type { OnboardingService } from "../onboarding/service.ts";
 import { type Bookmark, Bookmarks } from "./bookmarks.ts";
-import { generationOf, nameAt, pageRowids, totalOf } from "./paging.ts";
+import { generationOf, nameAt, pageRowids, type TableFilter, totalOf } from "./paging.ts";
 import type { TableCreate, TableUpdate } from "./schemas.ts";
 import { tableRows } from "./view.ts";
-
-export interface TableFilter {
-  status?: OnboardingStatus | undefined;
-  name?: string | undefined;
-}
 
 /** A prepared statement of the table list (see `TableService.statement`). */
 interface ListStatement {
@@ -184,6 +174,7 @@ export class TableService {
       id,
       name: input.name,
       uri: input.uri,
+      locationKey: tableLocationKey(input.uri),
       format: input.format,
       priority: input.priority,
       targetFileSizeMb: input.target_file_size_mb,
@@ -256,6 +247,30 @@ export class TableService {
     return updated;
   }
 
+  /**
+   * Gives tables registered before location keys existed theirs (migration 0007 adds the column
+   * empty: the canonical form is computed here, not in SQL). Idempotent; a start with none left
+   * reads the table once.
+   */
+  async fillLocationKeys(): Promise<void> {
+    for (;;) {
+      const rows = await this.db
+        .select({ id: lakeTables.id, uri: lakeTables.uri })
+        .from(lakeTables)
+        .where(isNull(lakeTables.locationKey))
+        .limit(500);
+      if (rows.length === 0) return;
+      const updates = rows.map((row) =>
+        this.db
+          .update(lakeTables)
+          // A URI no agent could be allowed (wave 1 accepted any scheme) keeps a key nothing allows.
+          .set({ locationKey: tryLocationKey(row.uri) ?? `unreadable:${row.id}/` })
+          .where(eq(lakeTables.id, row.id)),
+      );
+      await this.db.batch(updates as [(typeof updates)[number], ...typeof updates]);
+    }
+  }
+
   /** Deletes the table and its schedules, and cancels its jobs that have not started. */
   async delete(id: string): Promise<void> {
     const [, deleted] = await this.db.batch([
@@ -316,4 +331,14 @@ export function isUniqueViolation(err: unknown, target: string): boolean {
   for (let e: unknown = err; e instanceof Error; e = e.cause)
     if (e.message.includes("UNIQUE constraint failed") && e.message.includes(target)) return true;
   return false;
+}
+
+/** The location key of a new table's URI; a URI that can't be read with certainty is a 422 on `uri`. */
+function tableLocationKey(uri: string): string {
+  try {
+    return locationKey(uri);
+  } catch (err) {
+    if (err instanceof LocationError) throw invalidField("uri", `'${uri}' ${err.message}`);
+    throw err;
+  }
 }

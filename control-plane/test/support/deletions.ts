@@ -23,6 +23,9 @@ export const AGENT = {
   id: "agt_deletions_for_tests",
   kinds: ["onboarding", "crunch", "vacuum", "partition_expiration", "recover", "hard_delete"],
   capabilities: ["s3", "gs", "file"],
+  /** Allowed everything the suites' tables use (location keys, as offers compare them). */
+  allow: ["s3://lake/", "s3://other/", "gs://other-lake/", "file:///"],
+  endpoints: [] as string[],
 };
 
 const DAY_MS = 86_400_000;

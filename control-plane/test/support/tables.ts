@@ -19,6 +19,9 @@ export const FAKE_AGENT = {
   id: "agt_fake_for_tests",
   kinds: ["onboarding", "crunch", "vacuum", "partition_expiration"],
   capabilities: ["s3", "gs", "file"],
+  /** Allowed everything the suites' tables use (location keys, as offers compare them). */
+  allow: ["s3://lake/", "s3://other/", "gs://other-lake/", "file:///"],
+  endpoints: [] as string[],
 };
 
 export function adminCall(plane: TestPlane) {

@@ -3,92 +3,22 @@
 // (INSERT ... SELECT from json_each, UPDATE ... FROM, the settings subquery, the partial unique
 // index) run inside D1 batches, where drizzle must bind their parameters.
 import { env } from "cloudflare:test";
-import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { answeringAgent, ended, type Json, json } from "./support/client.ts";
 
-const ADMIN_KEY = "lsk_workerdtestkey0000000000000000000000000000";
-const worker = () => (exports as unknown as { default: Fetcher }).default;
-// biome-ignore lint/suspicious/noExplicitAny: JSON of the API
-type Json = Record<string, any>;
-
-async function call(
-  path: string,
-  init: { method?: string; body?: unknown; token?: string; upgrade?: boolean } = {},
-) {
-  const headers = new Headers({ authorization: `Bearer ${init.token ?? ADMIN_KEY}` });
-  if (init.body !== undefined) headers.set("content-type", "application/json");
-  if (init.upgrade) headers.set("upgrade", "websocket");
-  return worker().fetch(
-    new Request(`https://lakesmith.test${path}`, {
-      method: init.method ?? "GET",
-      headers,
-      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
-    }),
-  );
-}
-
-async function json(path: string, init: Parameters<typeof call>[1] = {}, status = 200): Promise<Json> {
-  const res = await call(path, init);
-  const body = (await res.json()) as Json;
-  expect(res.status, `${init.method ?? "GET"} ${path}: ${JSON.stringify(body)}`).toBe(status);
-  return body;
-}
-
-/** An agent on a WebSocket that answers each offer of a job with `answer(payload)`. */
-async function agent(answer: (kind: string, payload: Json) => Json) {
-  const { token } = await json("/api/v1/agents", { method: "POST", body: { name: "workerd-deleter" } }, 201);
-  const res = await call("/api/v1/agents/connect", { token, upgrade: true });
-  expect(res.status).toBe(101);
-  const ws = res.webSocket as WebSocket;
-  ws.accept();
-  const offered = new Map<string, Json>();
-  ws.addEventListener("message", (event) => {
-    const frame = JSON.parse(String(event.data)) as Json;
-    if (frame.type === "offer") {
-      offered.set(frame.job.id, frame.job);
-      ws.send(JSON.stringify({ type: "ack", job_id: frame.job.id, fence: frame.job.fence }));
-    }
-    const job = frame.type === "leased" ? offered.get(frame.job_id) : undefined;
-    if (job)
-      ws.send(
-        JSON.stringify({
-          type: "result",
-          job_id: job.id,
-          fence: job.fence,
-          outcome: "succeeded",
-          result: answer(job.kind, job.payload),
-        }),
-      );
-  });
-  ws.send(
-    JSON.stringify({
-      type: "hello",
-      protocol: 1,
-      agent_version: "workerd-test",
+/** An agent that answers each offer of a job with `answer(kind, payload)`. */
+const agent = (answer: (kind: string, payload: Json) => Json) =>
+  answeringAgent(
+    "workerd-deleter",
+    {
       kinds: ["vacuum", "partition_expiration", "recover", "hard_delete"],
       capabilities: ["s3"],
-      capacity: 1,
-      leases: [],
-    }),
+      allow: ["s3://lake"],
+    },
+    answer,
   );
-  return ws;
-}
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  let value = await read();
-  for (let i = 0; i < 200 && !done(value); i++) {
-    await new Promise((r) => setTimeout(r, 20));
-    value = await read();
-  }
-  expect(done(value), JSON.stringify(value)).toBe(true);
-  return value;
-}
-
-const waitForJob = (id: string) =>
-  until(
-    () => json(`/api/v1/jobs/${id}`),
-    (job) => job.status === "succeeded" || job.status === "failed",
-  );
+const waitForJob = ended;
 
 const file = (date: string) => ({
   path: `event_date=${date}/part-0.parquet`,
@@ -181,7 +111,7 @@ describe("deleting data in workerd", () => {
     await env.DB.prepare("update tables set onboarding_status = 'active', recipe = ? where id = ?")
       .bind(JSON.stringify(recipe), table.id)
       .run();
-    const ws = await agent(answer);
+    const { ws } = await agent(answer);
 
     const vacuum = await json(`/api/v1/tables/${table.id}/vacuum`, { method: "POST", body: {} }, 202);
     await waitForJob(vacuum.id);

@@ -1,0 +1,27 @@
+/**
+ * The `crunch` and `optimize` job kinds. Both rewrite the table and commit to its log, so a table
+ * runs one of them at a time: a manual trigger while one is active is a 409 (`crunch/service.ts`),
+ * and a schedule's run (or a retry) waits queued until the active one ends.
+ */
+import { type CrunchKind, CrunchPayloadSchema } from "@lakesmith/shared/jobs";
+import { defineJobKind, tableScope } from "../jobs/kinds.ts";
+
+/** The exclusivity group of the jobs that rewrite a table. */
+export const REWRITE_GROUP = "rewrite";
+
+const crunchLike = (kind: CrunchKind) =>
+  defineJobKind({
+    kind,
+    label: kind,
+    payload: CrunchPayloadSchema,
+    needs: (payload) => ({ locations: [payload.uri] }),
+    exclusive: {
+      group: REWRITE_GROUP,
+      grain: "table",
+      scopes: (payload) => [tableScope(payload.table_id)],
+    },
+    retry: { maxAttempts: 3 },
+  });
+
+export const crunchKind = crunchLike("crunch");
+export const optimizeKind = crunchLike("optimize");

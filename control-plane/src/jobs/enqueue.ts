@@ -1,0 +1,183 @@
+/**
+ * Enqueue: a new job of a declared kind, as one INSERT the caller may batch with its own writes.
+ *
+ * - The kind's declaration is read once here: the payload must parse, its locations and endpoints
+ *   become the keys an agent must be allowed (`locations`, `endpoints`), their schemes and the
+ *   kind's capabilities become `requires`, its exclusivity group and scopes become `exclusion` and
+ *   `locks`, and its retry policy the attempt budget.
+ * - `enqueueExclusive` refuses a job that would overlap an active one of its group (manual triggers
+ *   answer 409). Two triggers that race both pass the first check; the insert is therefore batched
+ *   with a statement that withdraws the new job again when a conflicting active job exists. A batch
+ *   is one transaction and SQLite runs write transactions one after the other, so the second batch
+ *   always sees the first one's job, and exactly one stays. Jobs that may wait (a schedule's run) are
+ *   queued with `enqueue`: the offer holds them back while a conflicting job holds an agent.
+ */
+import { newId } from "@lakesmith/shared";
+import { endpointKey, locationKey, parseLocation } from "@lakesmith/shared/locations";
+import { and, eq, sql } from "drizzle-orm";
+import { type Job, type JobStatus, jobs, type Priority } from "../db/schema.ts";
+import type { Engine } from "./engine.ts";
+import { conflicting } from "./exclusion.ts";
+import { ACTIVE_STATUSES } from "./state.ts";
+
+export interface NewJob {
+  kind: string;
+  payload: Record<string, unknown>;
+  tableId?: string | null;
+  priority?: Priority;
+  /** Overrides the kind's attempt budget (diagnostic jobs let the caller choose). */
+  maxAttempts?: number;
+  /** At most one job is ever created per key (schedule slots). */
+  dedupeKey?: string | null;
+  trigger?: string;
+  scheduleId?: string | null;
+  createdBy?: string | null;
+}
+
+/** The routing and overlap columns of a new job, as its kind's declaration derives them. */
+export interface Routing {
+  requires: string[];
+  locations: string[];
+  endpoints: string[];
+  exclusion: string | null;
+  locks: string[];
+  maxAttempts: number;
+}
+
+export interface ActiveJob {
+  id: string;
+  status: JobStatus;
+  kind: string;
+}
+
+/** Reads the declaration of `input.kind` for the job's payload; throws on a payload it refuses. */
+export function routingOf(engine: Engine, input: NewJob): Routing {
+  const declared = engine.kinds.of(input.kind);
+  const parsed = declared.payload.safeParse(input.payload);
+  if (!parsed.success)
+    throw new Error(
+      `payload of a '${input.kind}' job does not match its declaration: ${parsed.error.issues
+        .map((i) => `${i.path.join(".") || "(payload)"}: ${i.message}`)
+        .join("; ")}`,
+    );
+  const needs = declared.needs(parsed.data);
+  const schemes = needs.locations.map((uri) => parseLocation(uri).scheme);
+  const locks = declared.exclusive?.scopes(parsed.data, { tableId: input.tableId ?? null }) ?? [];
+  return {
+    requires: [...new Set([...schemes, ...(needs.capabilities ?? [])])],
+    locations: [...new Set(needs.locations.map(locationKey))],
+    endpoints: [...new Set((needs.endpoints ?? []).map(endpointKey))],
+    exclusion: locks.length > 0 ? (declared.exclusive?.group ?? null) : null,
+    locks,
+    maxAttempts: input.maxAttempts ?? declared.retry.maxAttempts,
+  };
+}
+
+/** The insert of a new job, for callers that batch it with their own writes. */
+export function insertStatement(engine: Engine, input: NewJob, id = newId("job")) {
+  const now = engine.clock.now();
+  const routing = routingOf(engine, input);
+  return engine.db
+    .insert(jobs)
+    .values({
+      id,
+      kind: input.kind,
+      tableId: input.tableId ?? null,
+      priority: input.priority ?? "P2",
+      payload: input.payload,
+      ...routing,
+      dedupeKey: input.dedupeKey ?? null,
+      trigger: input.trigger ?? "manual",
+      scheduleId: input.scheduleId ?? null,
+      createdBy: input.createdBy ?? null,
+      notBefore: now,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .onConflictDoNothing({ target: jobs.dedupeKey })
+    .returning();
+}
+
+/** Queues a job. With a `dedupeKey` that already exists, returns the existing job instead. */
+export async function enqueue(engine: Engine, input: NewJob): Promise<{ job: Job; created: boolean }> {
+  const [job] = await insertStatement(engine, input);
+  if (job) {
+    engine.notifyWork();
+    return { job, created: true };
+  }
+  const [existing] = await engine.db
+    .select()
+    .from(jobs)
+    .where(eq(jobs.dedupeKey, input.dedupeKey ?? ""));
+  if (!existing) throw new Error("job insert returned no row");
+  return { job: existing, created: false };
+}
+
+/** An active job the new one would overlap, if any. */
+export async function activeConflict(engine: Engine, input: NewJob): Promise<ActiveJob | undefined> {
+  const routing = routingOf(engine, input);
+  if (routing.exclusion === null) return undefined;
+  return firstConflict(engine, "", routing, input.tableId ?? null);
+}
+
+async function firstConflict(engine: Engine, id: string, routing: Routing, tableId: string | null) {
+  const [active] = await engine.db
+    .select({ id: jobs.id, status: jobs.status, kind: jobs.kind })
+    .from(jobs)
+    .where(
+      and(
+        eq(jobs.exclusion, routing.exclusion ?? ""),
+        sql`${jobs.status} in ${ACTIVE_STATUSES}`,
+        tableId === null ? sql`${jobs.tableId} is null` : eq(jobs.tableId, tableId),
+        sql`${jobs.id} != ${id}`,
+        sql`exists (select 1 from json_each(${jobs.locks}) a, json_each(${JSON.stringify(routing.locks)}) b
+          where substr(a.value, 1, length(b.value)) = b.value or substr(b.value, 1, length(a.value)) = a.value)`,
+      ),
+    )
+    .limit(1);
+  return active;
+}
+
+/**
+ * Queues the job unless an active job of its exclusivity group overlaps it. Returns the job, or the
+ * active job that won (undefined when the winner ended again before it could be named).
+ */
+export async function enqueueExclusive(
+  engine: Engine,
+  input: NewJob,
+): Promise<{ job: Job } | { active: ActiveJob | undefined }> {
+  const routing = routingOf(engine, input);
+  const tableId = input.tableId ?? null;
+  if (routing.exclusion === null) return { job: (await enqueue(engine, input)).job };
+  const before = await firstConflict(engine, "", routing, tableId);
+  if (before) return { active: before };
+  const id = newId("job");
+  const withdraw = engine.db
+    .delete(jobs)
+    .where(
+      and(
+        eq(jobs.id, id),
+        conflicting(
+          { id, exclusion: routing.exclusion, tableId, locks: JSON.stringify(routing.locks) },
+          ACTIVE_STATUSES,
+        ),
+      ),
+    )
+    .returning({ id: jobs.id });
+  const [[created], withdrawn] = await engine.db.batch([insertStatement(engine, input, id), withdraw]);
+  if (withdrawn.length > 0 || !created) return { active: await firstConflict(engine, id, routing, tableId) };
+  engine.notifyWork();
+  return { job: created };
+}
+
+/**
+ * A new job on `table`: the table's id, and its priority unless the job names one.
+ *
+ * @example jobs.enqueue(jobOnTable(table, { kind: "vacuum", payload, trigger: "manual" }))
+ */
+export function jobOnTable(
+  table: { id: string; priority: Priority },
+  job: Omit<NewJob, "tableId">,
+): NewJob & { tableId: string } {
+  return { ...job, priority: job.priority ?? table.priority, tableId: table.id };
+}

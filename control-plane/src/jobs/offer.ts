@@ -1,0 +1,212 @@
+/**
+ * Offer and claim: a queued job goes to one connected agent that may take it, and the agent
+ * accepts (ack), declines (reject: it is full or draining) or refuses it (its allow list forbids).
+ *
+ * - An agent is offered a job only when it announced the job's kind and capabilities, its allow
+ *   list covers every location of the job and it may reach every endpoint, it has not refused the
+ *   job before, and no job that the job's kind may not run beside holds an agent. All of it is one
+ *   SELECT of candidates (P1 before P2, then oldest) and one conditional UPDATE per candidate, so a
+ *   job that this agent may not take never hides one it may.
+ * - A refusal hands the job back for another agent at once: it counts an attempt (a job every agent
+ *   refuses fails when its budget is spent, naming the refusals) and the refusing agent is not
+ *   offered it again, until it connects with a different allow list.
+ */
+import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
+import { type Job, jobs } from "../db/schema.ts";
+import { runFinishHooks } from "./complete.ts";
+import { type Completion, type Engine, outcomeOf, owned } from "./engine.ts";
+import { conflicting, conflictingRow } from "./exclusion.ts";
+import { from, HELD_STATUSES } from "./state.ts";
+
+/** What an agent announced it can do and may use. */
+export interface AgentAbilities {
+  id: string;
+  kinds: readonly string[];
+  capabilities: readonly string[];
+  /** Location keys (`locationKey`) of the prefixes its allow list permits. */
+  allow: readonly string[];
+  /** Endpoint keys (`endpointKey`) it may reach. */
+  endpoints: readonly string[];
+}
+
+const CANDIDATES_PER_OFFER = 8;
+
+/**
+ * Offers the most urgent queued job the agent may run: moves it to `offered`, owned by the agent,
+ * with a new fence. Returns undefined when there is none.
+ */
+export async function offerNext(engine: Engine, agent: AgentAbilities): Promise<Job | undefined> {
+  if (agent.kinds.length === 0) return undefined;
+  const { db, clock, timings } = engine;
+  const now = clock.now();
+  const capabilities = JSON.stringify(agent.capabilities);
+  const allow = JSON.stringify(agent.allow);
+  const endpoints = JSON.stringify(agent.endpoints);
+  const candidates = await db
+    .select({
+      id: jobs.id,
+      fence: jobs.fence,
+      tableId: jobs.tableId,
+      exclusion: jobs.exclusion,
+      locks: jobs.locks,
+    })
+    .from(jobs)
+    .where(
+      and(
+        eq(jobs.status, "queued"),
+        inArray(jobs.kind, [...agent.kinds]),
+        lte(jobs.notBefore, now),
+        sql`not exists (select 1 from json_each(${jobs.requires}) r
+          where r.value not in (select value from json_each(${capabilities})))`,
+        sql`not exists (select 1 from json_each(${jobs.locations}) l
+          where not exists (select 1 from json_each(${allow}) a where substr(l.value, 1, length(a.value)) = a.value))`,
+        sql`not exists (select 1 from json_each(${jobs.endpoints}) e
+          where e.value not in (select value from json_each(${endpoints})))`,
+        sql`not exists (select 1 from json_each(${jobs.refusals}) f where json_extract(f.value, '$.agent_id') = ${agent.id})`,
+        sql`(${jobs.exclusion} is null or not ${conflictingRow(HELD_STATUSES)})`,
+      ),
+    )
+    .orderBy(asc(jobs.priority), asc(jobs.createdAt), asc(jobs.id))
+    .limit(CANDIDATES_PER_OFFER);
+  for (const candidate of candidates) {
+    const free =
+      candidate.exclusion === null
+        ? undefined
+        : sql`not ${conflicting(
+            {
+              id: candidate.id,
+              exclusion: candidate.exclusion,
+              tableId: candidate.tableId,
+              locks: JSON.stringify(candidate.locks),
+            },
+            HELD_STATUSES,
+          )}`;
+    const [offered] = await db
+      .update(jobs)
+      .set({
+        status: "offered",
+        fence: sql`${jobs.fence} + 1`,
+        leaseOwner: agent.id,
+        leaseExpiresAt: new Date(now.getTime() + timings.offerTimeoutMs),
+        updatedAt: now,
+      })
+      .where(
+        and(
+          eq(jobs.id, candidate.id),
+          inArray(jobs.status, from("offer")),
+          eq(jobs.fence, candidate.fence),
+          free,
+        ),
+      )
+      .returning();
+    if (offered) return offered;
+  }
+  return undefined;
+}
+
+/** The agent accepted the offer: the job is leased and starts (an attempt is counted). */
+export async function ack(
+  engine: Engine,
+  agentId: string,
+  jobId: string,
+  fence: number,
+): Promise<Completion> {
+  const now = engine.clock.now();
+  const [job] = await engine.db
+    .update(jobs)
+    .set({
+      status: "running",
+      attempt: sql`${jobs.attempt} + 1`,
+      leaseExpiresAt: new Date(now.getTime() + engine.timings.leaseMs),
+      startedAt: sql`coalesce(${jobs.startedAt}, ${now.getTime()})`,
+      updatedAt: now,
+    })
+    .where(owned(jobId, agentId, fence, from("ack")))
+    .returning();
+  return outcomeOf(engine, job, { jobId, agentId, fence });
+}
+
+/** The agent declined the offer (full, draining): back to the queue at once, no attempt counted. */
+export async function reject(
+  engine: Engine,
+  agentId: string,
+  jobId: string,
+  fence: number,
+): Promise<Completion> {
+  const [job] = await engine.db
+    .update(jobs)
+    .set({ status: "queued", leaseOwner: null, leaseExpiresAt: null, updatedAt: engine.clock.now() })
+    .where(owned(jobId, agentId, fence, from("reject")))
+    .returning();
+  if (job) engine.notifyWork();
+  return outcomeOf(engine, job, { jobId, agentId, fence });
+}
+
+/**
+ * The agent may not take the offered job (its allow list): the job goes back for another agent,
+ * with the refusal recorded and an attempt counted; the last attempt's refusal fails it.
+ */
+export async function refuse(
+  engine: Engine,
+  agentId: string,
+  jobId: string,
+  fence: number,
+  reason: string,
+): Promise<Completion> {
+  const now = engine.clock.now();
+  const refusal = JSON.stringify({ agent_id: agentId, reason, at: now.toISOString() });
+  const spent = sql`${jobs.attempt} + 1 >= ${jobs.maxAttempts}`;
+  const [job] = await engine.db
+    .update(jobs)
+    .set({
+      status: sql`case when ${spent} then 'failed' else 'queued' end` as unknown as Job["status"],
+      attempt: sql`${jobs.attempt} + 1`,
+      refusals: sql`json_insert(${jobs.refusals}, '$[#]', json(${refusal}))`,
+      error: sql`case when ${spent} then ${`refused by agent ${agentId}: ${reason}`} || ' (every attempt was refused)' else ${`refused by agent ${agentId}: ${reason}`} end`,
+      leaseOwner: sql`case when ${spent} then ${jobs.leaseOwner} else null end`,
+      leaseExpiresAt: null,
+      finishedAt: sql`case when ${spent} then ${now.getTime()} else null end`,
+      updatedAt: now,
+    })
+    .where(owned(jobId, agentId, fence, from("refuse")))
+    .returning();
+  if (job?.status === "failed") await runFinishHooks(engine, [job]);
+  if (job) engine.notifyWork();
+  return outcomeOf(engine, job, { jobId, agentId, fence });
+}
+
+/**
+ * Forgets this agent's earlier refusals of queued jobs: it connected with a different allow list or
+ * endpoints, so what it refused before may be allowed now.
+ */
+export async function forgetRefusals(engine: Engine, agentId: string): Promise<void> {
+  await engine.db
+    .update(jobs)
+    .set({
+      refusals: sql`(select json_group_array(json(f.value)) from json_each(${jobs.refusals}) f
+        where json_extract(f.value, '$.agent_id') != ${agentId})`,
+    })
+    .where(
+      and(
+        eq(jobs.status, "queued"),
+        sql`${jobs.refusals} != '[]'`,
+        sql`exists (select 1 from json_each(${jobs.refusals}) f where json_extract(f.value, '$.agent_id') = ${agentId})`,
+      ),
+    );
+}
+
+/** Whether a queued job carries this agent's refusal (the partial index on refused jobs answers it). */
+export async function hasRefusalsBy(engine: Engine, agentId: string): Promise<boolean> {
+  const [row] = await engine.db
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(
+      and(
+        eq(jobs.status, "queued"),
+        sql`${jobs.refusals} != '[]'`,
+        sql`exists (select 1 from json_each(${jobs.refusals}) f where json_extract(f.value, '$.agent_id') = ${agentId})`,
+      ),
+    )
+    .limit(1);
+  return row !== undefined;
+}

@@ -1,0 +1,20 @@
+/** The job kinds of the platform, each declared beside its domain; the registry refuses a kind listed twice. */
+import { crunchKind, optimizeKind } from "./crunch/kind.ts";
+import { noopKind, sleepKind } from "./jobs/diagnostic.ts";
+import type { JobKind } from "./jobs/kinds.ts";
+import { onboardingKind } from "./onboarding/kind.ts";
+import { partitionExpirationKind } from "./partition-expiration/kind.ts";
+import { hardDeleteKind, recoverKind } from "./pending-deletions/kinds.ts";
+import { vacuumKind } from "./vacuum/kind.ts";
+
+export const PLATFORM_JOB_KINDS: readonly JobKind<unknown>[] = [
+  onboardingKind,
+  crunchKind,
+  optimizeKind,
+  vacuumKind,
+  partitionExpirationKind,
+  recoverKind,
+  hardDeleteKind,
+  noopKind,
+  sleepKind,
+];

@@ -1,0 +1,62 @@
+/**
+ * The `onboarding` job kind: an agent allowed to read the table inspects it and reports its recipe.
+ * Its end moves the table (`onboarding/service.ts` states the table's states), in the batch that
+ * ends the job; only the table's latest onboarding job can move it.
+ */
+import { ONBOARDING_KIND, OnboardingPayloadSchema, OnboardingRecipeSchema } from "@lakesmith/shared/jobs";
+import { and, eq, inArray } from "drizzle-orm";
+import { lakeTables } from "../db/schema.ts";
+import { defineJobKind, type FinishHook } from "../jobs/kinds.ts";
+
+const finish: FinishHook = ({ db, clock }, job, end, ended) => {
+  if (!job.tableId) return [];
+  const now = clock.now();
+  const mine = and(
+    eq(lakeTables.id, job.tableId),
+    eq(lakeTables.onboardingJobId, job.id),
+    inArray(lakeTables.onboardingStatus, ["pending", "retry"]),
+    ended,
+  );
+  const fail = (reason: string) =>
+    db
+      .update(lakeTables)
+      .set({ onboardingStatus: "failed", onboardingError: reason, updatedAt: now })
+      .where(mine);
+  if (end.status === "succeeded") {
+    const recipe = OnboardingRecipeSchema.safeParse(end.result);
+    if (!recipe.success)
+      return [
+        fail(
+          `the agent reported a result that is not a recipe (${recipe.error.issues
+            .map((i) => `${i.path.join(".") || "(result)"}: ${i.message}`)
+            .join("; ")})`,
+        ),
+      ];
+    return [
+      db
+        .update(lakeTables)
+        .set({
+          onboardingStatus: "active",
+          onboardingError: null,
+          recipe: recipe.data,
+          onboardedAt: now,
+          updatedAt: now,
+        })
+        .where(mine),
+    ];
+  }
+  if (end.status === "cancelled")
+    return [
+      fail(end.error ? `the onboarding job was cancelled: ${end.error}` : "the onboarding job was cancelled"),
+    ];
+  return [fail(end.error ?? "the onboarding job failed without a reason")];
+};
+
+export const onboardingKind = defineJobKind({
+  kind: ONBOARDING_KIND,
+  label: "onboarding",
+  payload: OnboardingPayloadSchema,
+  needs: (payload) => ({ locations: [payload.uri] }),
+  finish,
+  retry: { maxAttempts: 3 },
+});

@@ -1,0 +1,31 @@
+/**
+ * The `partition_expiration` job kind: delete-only expiration of a Delta table's old date
+ * partitions; its finish hook records the removed files as PENDING_DELETE
+ * (`pending-deletions/record.ts`). Real runs and dry runs of a table never overlap (each real run
+ * commits to the table's log); a validate writes nothing, holds no scope, and so neither waits for
+ * one nor holds one back.
+ */
+import { PARTITION_EXPIRATION_KIND, PartitionExpirationPayloadSchema } from "@lakesmith/shared/maintenance";
+import { defineJobKind, tableScope } from "../jobs/kinds.ts";
+import { recordExpiredFiles } from "../pending-deletions/record.ts";
+
+export const partitionExpirationKind = defineJobKind({
+  kind: PARTITION_EXPIRATION_KIND,
+  label: "partition expiration",
+  payload: PartitionExpirationPayloadSchema,
+  needs: (payload) => ({ locations: [payload.uri] }),
+  exclusive: {
+    group: PARTITION_EXPIRATION_KIND,
+    grain: "table",
+    scopes: (payload) => (payload.validate ? [] : [tableScope(payload.table_id)]),
+  },
+  precondition: (table) =>
+    table.format === "delta"
+      ? undefined
+      : {
+          status: 409,
+          message: `Table '${table.name}' is a ${table.format} table; partition expiration works on Delta tables only (it commits removes to the Delta log).`,
+        },
+  finish: recordExpiredFiles,
+  retry: { maxAttempts: 3 },
+});

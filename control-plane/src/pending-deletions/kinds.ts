@@ -1,0 +1,33 @@
+/**
+ * The job kinds of pending deletions: `recover` commits expired files back into their table, and
+ * `hard_delete` deletes the files of claimed records. Their finish hooks move the records in the
+ * batch that ends the job (`service.ts`, `hard-delete.ts` state the record's states).
+ */
+import {
+  HARD_DELETE_KIND,
+  HardDeletePayloadSchema,
+  RECOVER_KIND,
+  RecoverPayloadSchema,
+} from "@lakesmith/shared/maintenance";
+import { defineJobKind } from "../jobs/kinds.ts";
+import { hardDeleteFinished } from "./hard-delete.ts";
+import { recoverFinished } from "./service.ts";
+
+export const recoverKind = defineJobKind({
+  kind: RECOVER_KIND,
+  label: "recover",
+  payload: RecoverPayloadSchema,
+  needs: (payload) => ({ locations: [payload.uri] }),
+  finish: recoverFinished,
+  retry: { maxAttempts: 3 },
+});
+
+/** Queued set-based by `hard-delete.ts`, which writes what `needs` derives (the table's location). */
+export const hardDeleteKind = defineJobKind({
+  kind: HARD_DELETE_KIND,
+  label: "hard-delete",
+  payload: HardDeletePayloadSchema,
+  needs: (payload) => ({ locations: [payload.uri] }),
+  finish: hardDeleteFinished,
+  retry: { maxAttempts: 3 },
+});
