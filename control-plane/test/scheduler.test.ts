@@ -12,6 +12,7 @@ import {
 } from "@lakesmith/shared/jobs";
 import { PartitionExpirationPayloadSchema, VacuumPayloadSchema } from "@lakesmith/shared/maintenance";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { routingOf } from "../src/jobs/enqueue.ts";
 import { Scheduler } from "../src/scheduler/scheduler.ts";
 import { startTestPlane, type TestPlane } from "./harness.ts";
 import { activeTable, adminCall, FAKE_AGENT, leaseJob, RECIPE } from "./support/tables.ts";
@@ -55,6 +56,13 @@ const daily = (run_time_utc: string, lookback_start = 15, lookback_end = 2) => (
 const scheduleOf = async (tableId: string, jobType = "crunch") =>
   (await admin("GET", `/api/v1/tables/${tableId}/schedule?job_type=${jobType}`)).json();
 
+const pick = (r: ReturnType<typeof routingOf>) => ({
+  requires: r.requires,
+  locations: r.locations,
+  exclusion: r.exclusion,
+  locks: r.locks,
+});
+
 describe("a daily schedule", () => {
   it("fires once its run time passes, over [date - lookback_start, date - lookback_end], and not again that day", async () => {
     at("2026-03-10T10:00:00Z");
@@ -88,6 +96,11 @@ describe("a daily schedule", () => {
         recipe: RECIPE,
       },
     });
+    // The routing columns written in SQL are what the kind's declaration derives from the payload.
+    const { requires, locations, exclusion, locks } = job as NonNullable<typeof job>;
+    expect({ requires, locations, exclusion, locks }).toEqual(
+      pick(routingOf(plane.services.jobs.engine, { kind: "crunch", payload: job?.payload ?? {}, tableId })),
+    );
     expect(await scheduleOf(tableId)).toMatchObject({
       last_slot: "2026-03-11",
       next_run_at: "2026-03-12T02:30:00.000Z",

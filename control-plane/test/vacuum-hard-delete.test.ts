@@ -6,6 +6,7 @@
  */
 import { ManualClock } from "@lakesmith/shared";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { routingOf } from "../src/jobs/enqueue.ts";
 import { startTestPlane, type TestPlane } from "./harness.ts";
 import {
   AGENT,
@@ -227,6 +228,15 @@ describe("a real call", () => {
         kind: "hard_delete",
         requires: [t.id === a.id ? "s3" : "gs"],
         trigger: "manual",
+      });
+      // The routing columns written in SQL are what the kind's declaration derives from the payload.
+      const derived = routingOf(plane.services.jobs.engine, { kind: "hard_delete", payload, tableId: t.id });
+      expect(row).toMatchObject({
+        requires: derived.requires,
+        locations: derived.locations,
+        endpoints: derived.endpoints,
+        exclusion: derived.exclusion,
+        locks: derived.locks,
       });
       for (const r of mine) expect((await record(r.id)).hard_delete_job_id).toBe(job.id);
     }

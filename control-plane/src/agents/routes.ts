@@ -32,6 +32,13 @@ const AgentSchema = z
     version: z.string().nullable(),
     kinds: z.array(z.string()).openapi({ description: "Job kinds the agent announced." }),
     capabilities: z.array(z.string()),
+    allow: z.array(z.string()).openapi({
+      description:
+        "Storage prefixes the agent's allow list permits, as it announced them: it is offered only jobs whose every location lies within one.",
+    }),
+    endpoints: z.array(z.string()).openapi({
+      description: "Catalog and metastore endpoints it may reach, as it announced them.",
+    }),
     capacity: z.number().int().openapi({ description: "Jobs it runs at once." }),
     connected_at: z.string().nullable(),
     last_seen_at: z.string().nullable(),
