@@ -144,6 +144,35 @@ describe("agent protocol", () => {
     expect((await second.next("hello")).type).toBe("hello");
   });
 
+  it("announces its allow list and endpoints, canonical, in hello", async () => {
+    const plane = await scriptedPlane();
+    await startAgent(plane.url, {
+      allow: ["file:///lake/./raw/", "s3://Lake/warehouse"],
+      allow_endpoints: ["https://UC.example.com/api/2.1"],
+    });
+    const socket = await plane.accept();
+    expect(await socket.next("hello")).toMatchObject({
+      allow: ["file:///lake/raw", "s3://lake/warehouse"],
+      endpoints: ["https://uc.example.com:443"],
+    });
+  });
+
+  it("refuses an offer outside its allow list before it acks, so the plane hands the job to another agent", async () => {
+    const plane = await scriptedPlane();
+    await startAgent(plane.url);
+    const socket = await plane.accept();
+    await socket.next("hello");
+    socket.send(welcome());
+    socket.send(offer("job_out", "noop", { uri: "file:///elsewhere/t" }));
+    expect(await socket.next("reject")).toMatchObject({
+      job_id: "job_out",
+      refused: true,
+      reason: expect.stringContaining("location 'file:///elsewhere/t' is outside this agent's allow list"),
+    });
+    socket.send(offer("job_in", "noop", { uri: "file:///lake/t" }));
+    expect(await socket.next("ack")).toEqual({ type: "ack", job_id: "job_in", fence: 1 });
+  });
+
   it("acks an offer, runs it once leased, and rejects beyond its capacity", async () => {
     const plane = await scriptedPlane();
     await startAgent(plane.url, { concurrency: 1 });

@@ -141,6 +141,14 @@ describe("agent configuration", () => {
     expect(errorOf(() => run([...base, "--allow", "relative/dir"]))).toContain("allow prefix 'relative/dir'");
   });
 
+  it("reads allowed endpoints, comma-separated from the environment, and rejects one that is not a URL", () => {
+    const env = { LAKESMITH_AGENT_ALLOW_ENDPOINTS: "https://uc.example.com,thrift://hms:9083" };
+    expect(run(base, env).allow_endpoints).toEqual(["https://uc.example.com", "thrift://hms:9083"]);
+    const error = errorOf(() => run([...base, "--allow-endpoints", "uc.example.com"]));
+    expect(error).toContain("--allow-endpoints");
+    expect(error).toContain("endpoint 'uc.example.com' is not a URL");
+  });
+
   it("rejects unknown flags, unknown file keys and files that are not JSON objects", () => {
     expect(errorOf(() => loadCliConfig([...base, "--concurency", "2"], {}))).toContain("--concurency");
     expect(errorOf(() => run(["--config", configFile({ tokn: "x" })]))).toContain("unknown key tokn");
