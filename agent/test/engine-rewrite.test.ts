@@ -111,9 +111,14 @@ describe("rewriteFiles", () => {
       `select compression, row_group_num_rows as rows from parquet_metadata(${path}) where path_in_schema = 'id'`,
     );
     expect(new Set(meta.map((m) => m.compression))).toEqual(new Set(["ZSTD"]));
-    // Row groups are cut at DuckDB's 2048-row vectors; parallel writers may leave partial ones.
-    expect(meta.reduce((s, m) => s + Number(m.rows), 0)).toBe(10_000);
-    expect(Math.max(...meta.map((m) => Number(m.rows)))).toBe(4_096);
+    // DuckDB cuts a row group once it holds the asked rows, at the end of the chunk that got it there
+    // (a 2,048-row vector, or less at a source file's end; 5,000 rows for 4,096 asked was seen), and
+    // parallel writers may leave partial groups: never a group of the whole 10,000.
+    const rows = meta.map((m) => Number(m.rows));
+    expect(rows.reduce((s, n) => s + n, 0)).toBe(10_000);
+    expect(rows.length).toBeGreaterThanOrEqual(2);
+    expect(Math.max(...rows)).toBeGreaterThanOrEqual(4_096);
+    expect(Math.max(...rows)).toBeLessThan(4_096 + 2_048);
   });
 
   it("splits the output into files near the target size, each named after the prefix", async () => {

@@ -113,7 +113,8 @@ export function waitingFor(job: Job, abilities: Abilities, now: Date): string | 
   const refused = new Set(job.refusals.map((r) => r.agent_id));
   if (allowed.every((a) => refused.has(a.id)))
     return `an agent that has not refused it (refused by ${job.refusals.map((r) => `${r.agent_id}: ${r.reason}`).join("; ")})`;
-  if (job.exclusion !== null) return `a free agent slot, or the end of an overlapping ${job.exclusion} job`;
+  if (job.exclusion !== null)
+    return `a free agent slot, and no overlapping '${job.exclusion}' job holding an agent`;
   return "a free agent slot";
 }
 
