@@ -249,8 +249,16 @@ describe("npm start", () => {
   const TSX = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url));
   const KEY = `lsk_${"n".repeat(40)}`;
   const running: ChildProcess[] = [];
+  // tsx runs the entry in a child of its own, which starts the local agent: a failed test kills the
+  // whole process group, or both would outlive the suite.
   afterEach(() => {
-    for (const c of running.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
+    for (const c of running.splice(0)) {
+      try {
+        if (c.pid !== undefined) process.kill(-c.pid, "SIGKILL");
+      } catch {
+        // The group is gone already.
+      }
+    }
   });
 
   async function start(stateDir: string) {
@@ -264,6 +272,7 @@ describe("npm start", () => {
         LAKESMITH_AGENT_ALLOW: "s3://extra-bucket/lake",
       },
       stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
     });
     running.push(child);
     let out = "";

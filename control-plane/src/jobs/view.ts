@@ -97,9 +97,8 @@ export function waitingFor(job: Job, abilities: Abilities, now: Date): string | 
   if (job.notBefore > now) return `retry backoff until ${job.notBefore.toISOString()}`;
   const kindOk = abilities.filter((a) => a.kinds.includes(job.kind));
   if (kindOk.length === 0) return `no connected agent handles kind '${job.kind}'`;
-  const missing = job.requires.filter((r) => !kindOk.some((a) => a.capabilities.includes(r)));
-  if (missing.length > 0)
-    return `no connected agent for '${job.kind}' has capability ${missing.map((m) => `'${m}'`).join(", ")}`;
+  // Locations first: a scheme the job requires comes from its locations, and the allow list is what
+  // an operator changes.
   const allowed = kindOk.filter(
     (a) =>
       locationsOutside(job.locations, a.allow).length === 0 &&
@@ -110,6 +109,9 @@ export function waitingFor(job: Job, abilities: Abilities, now: Date): string | 
     const theirs = kindOk.map((a) => `${a.name}: ${a.allow.map(describeKey).join(", ") || "nothing"}`);
     return `an agent allowed to use ${needs.join(" and ")} (connected agents for '${job.kind}' allow ${theirs.join("; ")})`;
   }
+  const missing = job.requires.filter((r) => !allowed.some((a) => a.capabilities.includes(r)));
+  if (missing.length > 0)
+    return `no connected agent for '${job.kind}' has capability ${missing.map((m) => `'${m}'`).join(", ")}`;
   const refused = new Set(job.refusals.map((r) => r.agent_id));
   if (allowed.every((a) => refused.has(a.id)))
     return `an agent that has not refused it (refused by ${job.refusals.map((r) => `${r.agent_id}: ${r.reason}`).join("; ")})`;
