@@ -8,7 +8,7 @@
  */
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { z } from "zod";
+import { readJsonBody } from "./http/json-body.ts";
 import { ApiError, handleError, problemResponse } from "./http/problem.ts";
 import type { LicenseState } from "./license/license.ts";
 import type { Metrics } from "./metrics.ts";
@@ -88,7 +88,7 @@ export function createApp(deps: AppDeps) {
 
   app.post("/screen", async (c) => {
     requireLicense(deps.license(), "screen");
-    const request = parseBody(ScreenRequest, await c.req.text());
+    const request = await readJsonBody(c, ScreenRequest);
     const result = await screen(request, deps);
     for (const f of result.findings) deps.metrics.findings.inc({ type: f.classificationType });
     return c.json(result);
@@ -96,7 +96,7 @@ export function createApp(deps: AppDeps) {
 
   app.post("/reveal", async (c) => {
     requireLicense(deps.license(), "reveal");
-    const request = parseBody(RevealRequest, await c.req.text());
+    const request = await readJsonBody(c, RevealRequest);
     const originalData = reveal(
       request.redactedData,
       request.transformationType,
@@ -120,23 +120,4 @@ function requireLicense(license: LicenseState, feature: "screen" | "reveal"): vo
       `The license for ${license.license.customer} does not include the '${feature}' feature; ask the vendor for a license with it.`,
     );
   }
-}
-
-/** Parses a JSON body against a schema; anything malformed is a 422 naming the fields. */
-function parseBody<T extends z.ZodType>(schema: T, text: string): z.infer<T> {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new ApiError(422, "The request body is not valid JSON.", [
-      { path: "(body)", message: "must be a JSON object" },
-    ]);
-  }
-  const parsed = schema.safeParse(json);
-  if (parsed.success) return parsed.data;
-  const errors = parsed.error.issues.map((issue) => ({
-    path: issue.path.map(String).join(".") || "(body)",
-    message: issue.message,
-  }));
-  throw new ApiError(422, errors.map((e) => `${e.path}: ${e.message}`).join("; "), errors);
 }

@@ -3,6 +3,7 @@
  * committed ONNX models on CPU.
  */
 import { generateKeyPairSync } from "node:crypto";
+import { expect } from "vitest";
 import { createApp } from "../src/app.ts";
 import { issueLicense, type LicenseState, licenseStateAt, verifyLicense } from "../src/license/license.ts";
 import { createMetrics } from "../src/metrics.ts";
@@ -45,6 +46,18 @@ export function post(app: TestApp, path: string, body: unknown) {
     headers: { "content-type": "application/json" },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
+}
+
+/** The problem+json body of an error response, after checking its content type. */
+export async function problem(res: Response) {
+  expect(res.headers.get("content-type")).toContain("application/problem+json");
+  return (await res.json()) as {
+    type: string;
+    title: string;
+    status: number;
+    detail: string;
+    errors?: { path: string; message: string }[];
+  };
 }
 
 /** A 32-byte key as the API expects it. */

@@ -10,16 +10,21 @@
  * the type as associated data, and decryption also recomputes the IV, as SIV does.
  *
  * Token: `[ENC:<TYPE>:<base64url(iv ‖ ciphertext ‖ tag)>]`, which is easy to find in free text, so
- * `/reveal` needs only the key.
+ * `/reveal` needs only the key. `/reveal` reads every `[ENC:` as the start of a token: one that is
+ * cut, edited or unknown is refused rather than handed back unchanged as if it were plain text.
  */
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
 import { CLASSIFICATION_TYPES, type ClassificationType } from "../detect/types.ts";
 import { invalidField } from "../http/problem.ts";
+import { toCodePointOffsets } from "../screen/offsets.ts";
 import type { RedactionMap, Replacer } from "./redaction.ts";
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-export const ENCRYPTED_TOKEN = /\[ENC:([A-Z_]+):([A-Za-z0-9_-]+)\]/g;
+/** What a reader would take for a token: `[ENC:` (any case) up to the next `]`, whitespace or bracket. */
+const TOKEN_LIKE = /\[ENC:[^\s[\]]*\]?/gi;
+/** A token as `encryptValue` writes it. */
+const TOKEN = /^\[ENC:([A-Z_]+):([A-Za-z0-9_-]+)\]$/;
 
 interface Keys {
   enc: Buffer;
@@ -60,18 +65,42 @@ export function encryptValue(keys: Keys, type: ClassificationType, value: string
   return `[ENC:${type}:${token}]`;
 }
 
-/** Decrypts one token's parts; undefined when the key is wrong or the token was altered. */
-export function decryptToken(keys: Keys, type: string, payload: string): string | undefined {
-  if (!(CLASSIFICATION_TYPES as readonly string[]).includes(type)) return undefined;
-  const raw = Buffer.from(payload, "base64url");
-  if (raw.length < IV_BYTES + TAG_BYTES) return undefined;
-  const iv = raw.subarray(0, IV_BYTES);
+/** Where the first text that reads as a token starts (UTF-16 offset), or -1. */
+export function firstTokenLike(text: string): number {
+  return text.search(TOKEN_LIKE);
+}
+
+interface Sealed {
+  type: ClassificationType;
+  sealed: Buffer;
+}
+
+/** A token's type and sealed bytes, or why it is not a token `encryptValue` could have written. */
+function parseToken(token: string): Sealed | { malformed: string } {
+  const parts = TOKEN.exec(token);
+  if (!parts) return { malformed: "it is not of the form [ENC:<TYPE>:<base64url>]" };
+  const [, type = "", payload = ""] = parts;
+  if (!isClassificationType(type)) return { malformed: `${type} is not a classification type` };
+  const sealed = Buffer.from(payload, "base64url");
+  // Tokens are unpadded base64url of at least IV and tag; anything else was cut or edited.
+  if (sealed.toString("base64url") !== payload || sealed.length < IV_BYTES + TAG_BYTES) {
+    return { malformed: "its payload was cut or edited" };
+  }
+  return { type, sealed };
+}
+
+const isClassificationType = (type: string): type is ClassificationType =>
+  (CLASSIFICATION_TYPES as readonly string[]).includes(type);
+
+/** Opens a well-formed token; undefined when the key is wrong or the ciphertext was altered. */
+function openToken(keys: Keys, { type, sealed }: Sealed): string | undefined {
+  const iv = sealed.subarray(0, IV_BYTES);
   try {
     const decipher = createDecipheriv("aes-256-gcm", keys.enc, iv);
     decipher.setAAD(Buffer.from(type));
-    decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
+    decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
     const value = Buffer.concat([
-      decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES)),
+      decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)),
       decipher.final(),
     ]).toString("utf8");
     return timingSafeEqual(iv, syntheticIv(keys, type, value)) ? value : undefined;
@@ -92,12 +121,27 @@ export function encryptedReplacer(keys: Keys): Replacer {
   };
 }
 
-/** Restores every token in `redactedData`; a token the key cannot open is a 422 on `field`. */
-export function revealEncrypted(redactedData: string, keys: Keys, field: string): string {
-  return redactedData.replace(ENCRYPTED_TOKEN, (_token, type: string, payload: string, offset: number) => {
-    const value = decryptToken(keys, type, payload);
+/**
+ * Restores every token in `redactedData`. Text that reads as a token but is not one is a 422 on
+ * `redactedData`; a well-formed token the key does not open is a 422 on `encryptionKey` (a wrong key
+ * and an edited ciphertext look the same). Offsets in the messages are code points, as in findings.
+ */
+export function revealEncrypted(redactedData: string, keys: Keys): string {
+  return redactedData.replace(TOKEN_LIKE, (token: string, offset: number) => {
+    const at = () => toCodePointOffsets(redactedData, [offset])[0];
+    const parsed = parseToken(token);
+    if ("malformed" in parsed) {
+      throw invalidField(
+        "redactedData",
+        `has a malformed encrypted token at offset ${at()}: ${parsed.malformed}`,
+      );
+    }
+    const value = openToken(keys, parsed);
     if (value === undefined) {
-      throw invalidField(field, `does not decrypt the token at offset ${offset}; wrong key or altered token`);
+      throw invalidField(
+        "encryptionKey",
+        `does not decrypt the token at offset ${at()}; wrong key or altered token`,
+      );
     }
     return value;
   });

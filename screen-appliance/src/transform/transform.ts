@@ -3,8 +3,9 @@
  * `/reveal` will restore the exact original; a redaction that could not be undone is never returned.
  */
 import type { Finding, TransformationType } from "../detect/types.ts";
-import { ApiError } from "../http/problem.ts";
-import { encryptedReplacer, parseEncryptionKey, revealEncrypted } from "./encrypted.ts";
+import { invalidField } from "../http/problem.ts";
+import { toCodePointOffsets } from "../screen/offsets.ts";
+import { encryptedReplacer, firstTokenLike, parseEncryptionKey, revealEncrypted } from "./encrypted.ts";
 import { numberedReplacer } from "./numbered.ts";
 import { type Redaction, type RedactionMap, redact, revealWithMaps } from "./redaction.ts";
 import { syntheticReplacer } from "./synthetic.ts";
@@ -29,8 +30,15 @@ export function transform(
       }
     case "TRANSFORMATION_TYPE_ENCRYPTED": {
       const keys = parseEncryptionKey(encryptionKey, "transformationParams.encryptionKey");
+      // `/reveal` reads every `[ENC:` as a token, so text that already holds one could not come back as it was.
+      const lookalike = firstTokenLike(text);
+      if (lookalike >= 0) {
+        throw irreversible(
+          `contains "[ENC:" at offset ${toCodePointOffsets(text, [lookalike])[0]}, which /reveal would read as an encrypted token, so it could not be redacted reversibly; try another transformationType`,
+        );
+      }
       const result = redact(text, findings, encryptedReplacer(keys));
-      if (revealEncrypted(result.redactedData, keys, "data") !== text) throw irreversible();
+      if (revealEncrypted(result.redactedData, keys) !== text) throw irreversible();
       return result;
     }
   }
@@ -41,35 +49,22 @@ function verified(text: string, result: Redaction): Redaction {
   return result;
 }
 
-const irreversible = () =>
-  new ApiError(
-    422,
-    "data: contains text that collides with redaction strings, so it could not be redacted reversibly",
-    [
-      {
-        path: "data",
-        message: "contains text that collides with redaction strings; try another transformationType",
-      },
-    ],
-  );
+const irreversible = (
+  message = "contains text that collides with redaction strings, so it could not be redacted reversibly; try another transformationType",
+) => invalidField("data", message);
 
-/** `/reveal`: with an encryption key, tokens are decrypted in place; otherwise the maps are applied. */
+/**
+ * `/reveal`: under TRANSFORMATION_TYPE_ENCRYPTED with a key, tokens are decrypted in place;
+ * otherwise the maps are applied. The request schema has already refused a key with another type.
+ */
 export function reveal(
   redactedData: string,
   type: TransformationType,
   maps: readonly RedactionMap[] | undefined,
   encryptionKey: string | undefined,
 ): string {
-  if (encryptionKey !== undefined) {
-    if (type !== "TRANSFORMATION_TYPE_ENCRYPTED") {
-      throw new ApiError(422, "encryptionKey: only applies to TRANSFORMATION_TYPE_ENCRYPTED", [
-        {
-          path: "encryptionKey",
-          message: "only applies to transformationType TRANSFORMATION_TYPE_ENCRYPTED",
-        },
-      ]);
-    }
-    return revealEncrypted(redactedData, parseEncryptionKey(encryptionKey, "encryptionKey"), "encryptionKey");
+  if (type === "TRANSFORMATION_TYPE_ENCRYPTED" && encryptionKey !== undefined) {
+    return revealEncrypted(redactedData, parseEncryptionKey(encryptionKey, "encryptionKey"));
   }
   return revealWithMaps(redactedData, maps ?? []);
 }
