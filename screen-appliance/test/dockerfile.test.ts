@@ -1,6 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { IMAGE_INSTALL, readLockfile, shippedPackages } from "../scripts/lib/notices/shipped-packages.ts";
+import { NOTICES_FILE, NOTICES_IN_IMAGE } from "../scripts/lib/notices/third-party-notices.ts";
 
 // There is no Docker engine in CI, so the image recipe is checked by reading it.
 const root = join(import.meta.dirname, "../..");
@@ -43,5 +45,17 @@ describe("screen-appliance/Dockerfile", () => {
     expect(sources.length).toBeGreaterThan(5);
     for (const source of sources) expect(existsSync(join(root, source)), source).toBe(true);
     expect(dockerfile).not.toMatch(/COPY[^\n]*vendor-keys/);
+  });
+
+  it("installs production dependencies only, the install THIRD_PARTY_NOTICES.md is generated for", () => {
+    expect(instructions.find((l) => l.includes("npm ci"))).toContain(`RUN ${IMAGE_INSTALL.command} `);
+    const manifest = JSON.parse(readFileSync(join(import.meta.dirname, "../package.json"), "utf8"));
+    expect(manifest.dependencies.tsx, "the CMD runs tsx, so --omit=dev must keep it").toBeDefined();
+    expect(shippedPackages(readLockfile(root)).map((pkg) => pkg.name)).toContain("tsx");
+  });
+
+  it(`ships the third-party notice at ${NOTICES_IN_IMAGE} and Node's own LICENSE`, () => {
+    expect(instructions).toContain(`COPY ${NOTICES_FILE} ${NOTICES_IN_IMAGE}`);
+    expect(instructions).toContain("COPY --from=node /usr/local/LICENSE /usr/local/share/doc/node/LICENSE");
   });
 });
