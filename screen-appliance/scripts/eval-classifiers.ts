@@ -1,23 +1,40 @@
 /**
- * The bias and toxicity half of `npm run eval:screen`: scores the held-out rows with the shipped
- * ONNX classifiers and prints, per label, ROC AUC and precision/recall/F1 at the MEDIUM level
- * (score >= 0.4) and at the HIGH level (score >= 0.7).
+ * The bias and toxicity half of `npm run eval:screen`: scores the held-out rows with the classifiers
+ * in use (the shipped ONNX models, or mounted Hugging Face models when `SCREEN_BIAS_MODEL_DIR` /
+ * `SCREEN_TOXICITY_MODEL_DIR` are set) and prints, per type, ROC AUC and precision/recall/F1 at the
+ * MEDIUM level (score >= 0.4) and at the HIGH level (score >= 0.7).
  */
-import type { OnnxTextScorer } from "../src/classify/text-scorer.ts";
+import type { ClassifierModelInfo } from "../src/app.ts";
+import { describeMounted } from "../src/classify/mounted/load.ts";
+import type { BatchTextScorer } from "../src/classify/text-scorer.ts";
 import { type LabeledText, rocAuc } from "./lib/classifier-data.ts";
 
-export async function evaluateClassifier(name: string, scorer: OnnxTextScorer<string>, rows: LabeledText[]) {
+/** The model in one line: the built-in file, or the mounted directory and how it reads its labels. */
+export function describeClassifier(info: ClassifierModelInfo): string {
+  return info.source === "built-in" ? `built-in ${info.file}` : describeMounted(info);
+}
+
+/** `labels` are the task's types in the order of each row's `targets`. */
+export async function evaluateClassifier(
+  name: string,
+  scorer: BatchTextScorer<string>,
+  rows: LabeledText[],
+  labels: readonly string[],
+  model: string,
+) {
   const test = rows.filter((r) => r.split === "test");
-  const labels = scorer.spec.labels;
+  const columns = labels.map((label) => scorer.types.indexOf(label));
   const scores: number[][] = labels.map(() => []);
   for (let i = 0; i < test.length; i += 64) {
     const batch = test.slice(i, i + 64);
     const probs = await scorer.scoreBatch(batch.map((r) => r.text));
     for (let b = 0; b < batch.length; b++) {
-      for (let l = 0; l < labels.length; l++) scores[l]?.push(probs[b * labels.length + l] ?? 0);
+      columns.forEach((c, l) => {
+        scores[l]?.push(probs[b * scorer.types.length + c] ?? 0);
+      });
     }
   }
-  console.log(`\n${name}: ${test.length} held-out rows`);
+  console.log(`\n${name} (${model}): ${test.length} held-out rows`);
   console.log(
     "label                  positives  ROC AUC | >=0.4: P      R      F1    | >=0.7: P      R      F1",
   );

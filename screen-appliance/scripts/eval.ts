@@ -1,17 +1,33 @@
 /**
  * `npm run eval:screen`: per-type precision, recall and F2 of PII detection on held-out templates,
- * then the bias and toxicity classifiers on their held-out rows.
+ * then the bias and toxicity classifiers on their held-out rows. Mounted Hugging Face models
+ * (`SCREEN_NER_MODEL_DIR`, `SCREEN_BIAS_MODEL_DIR`, `SCREEN_TOXICITY_MODEL_DIR`) are evaluated
+ * in place of the built-in ones, on the same rows.
  */
+import { parseConfig } from "../src/config.ts";
+import { BIAS_TYPES, TOXICITY_TYPES } from "../src/detect/types.ts";
 import { DEFAULT_MODEL_DIR, loadModels } from "../src/models.ts";
-import { evaluateClassifier } from "./eval-classifiers.ts";
+import { describeClassifier, evaluateClassifier } from "./eval-classifiers.ts";
 import { evaluatePii, printPii } from "./eval-pii.ts";
 import { biasRows, toxicityRows } from "./lib/classifier-data.ts";
 
-const models = await loadModels(process.env.SCREEN_MODEL_DIR ?? DEFAULT_MODEL_DIR, "cpu", {
-  // A mounted Hugging Face name model is evaluated the same way as the built-in one.
-  nerModelDir: process.env.SCREEN_NER_MODEL_DIR,
+const config = parseConfig(process.env);
+// CPU unless a provider is asked for, so the published figures are reproducible anywhere; a
+// mounted transformer can be evaluated on the GPU with SCREEN_EXECUTION_PROVIDER=cuda.
+const provider = process.env.SCREEN_EXECUTION_PROVIDER ? config.SCREEN_EXECUTION_PROVIDER : "cpu";
+const models = await loadModels(config.SCREEN_MODEL_DIR ?? DEFAULT_MODEL_DIR, provider, {
+  nerModelDir: config.SCREEN_NER_MODEL_DIR,
+  biasModelDir: config.SCREEN_BIAS_MODEL_DIR,
+  toxicityModelDir: config.SCREEN_TOXICITY_MODEL_DIR,
 });
 printPii(await evaluatePii(models.names));
 printPii(await evaluatePii(models.names, "all"));
-await evaluateClassifier("bias", models.bias, biasRows());
-await evaluateClassifier("toxicity", models.toxicity, toxicityRows());
+const { biasModel, toxicityModel } = models.runtime;
+await evaluateClassifier("bias", models.bias, biasRows(), BIAS_TYPES, describeClassifier(biasModel));
+await evaluateClassifier(
+  "toxicity",
+  models.toxicity,
+  toxicityRows(),
+  TOXICITY_TYPES,
+  describeClassifier(toxicityModel),
+);

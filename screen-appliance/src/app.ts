@@ -8,6 +8,7 @@
  */
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import type { MountedClassifierInfo } from "./classify/mounted/load.ts";
 import { readJsonBody } from "./http/json-body.ts";
 import { ApiError, handleError, problemResponse } from "./http/problem.ts";
 import type { LicenseState } from "./license/license.ts";
@@ -22,10 +23,17 @@ export type PersonNameModelInfo =
   | { source: "built-in"; name: string; file: string }
   | ({ source: "mounted" } & MountedModelInfo);
 
+/** Which bias or toxicity model answers: the built-in one, or a mounted Hugging Face directory. */
+export type ClassifierModelInfo =
+  | { source: "built-in"; name: string; file: string }
+  | ({ source: "mounted" } & MountedClassifierInfo);
+
 export interface RuntimeInfo {
   executionProvider: string;
   models: { name: string; file: string }[];
   personNameModel: PersonNameModelInfo;
+  biasModel: ClassifierModelInfo;
+  toxicityModel: ClassifierModelInfo;
   /** Why CUDA was not used, when it was tried. */
   cudaFallbackReason?: string;
 }
@@ -76,6 +84,8 @@ export function createApp(deps: AppDeps) {
       ...(deps.runtime.cudaFallbackReason ? { cudaFallbackReason: deps.runtime.cudaFallbackReason } : {}),
       models: deps.runtime.models,
       personNameModel: deps.runtime.personNameModel,
+      biasModel: deps.runtime.biasModel,
+      toxicityModel: deps.runtime.toxicityModel,
     });
   });
 

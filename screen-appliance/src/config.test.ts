@@ -33,6 +33,15 @@ describe("configuration", () => {
     expect(parseConfig({ SCREEN_NER_MODEL_DIR: "" }).SCREEN_NER_MODEL_DIR).toBeUndefined();
   });
 
+  it("reads the mounted toxicity and bias model directories, an empty value as unset", () => {
+    expect(
+      parseConfig({ SCREEN_TOXICITY_MODEL_DIR: "/models/toxicity", SCREEN_BIAS_MODEL_DIR: "/models/bias" }),
+    ).toMatchObject({ SCREEN_TOXICITY_MODEL_DIR: "/models/toxicity", SCREEN_BIAS_MODEL_DIR: "/models/bias" });
+    const empty = parseConfig({ SCREEN_TOXICITY_MODEL_DIR: "", SCREEN_BIAS_MODEL_DIR: "" });
+    expect(empty.SCREEN_TOXICITY_MODEL_DIR).toBeUndefined();
+    expect(empty.SCREEN_BIAS_MODEL_DIR).toBeUndefined();
+  });
+
   it("refuses a start with an invalid value, naming the variable", () => {
     expect(() => parseConfig({ PORT: "eighty" })).toThrow(/PORT/);
     expect(() => parseConfig({ SCREEN_EXECUTION_PROVIDER: "tpu" })).toThrow(/SCREEN_EXECUTION_PROVIDER/);

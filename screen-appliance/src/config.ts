@@ -4,6 +4,12 @@
 import { z } from "zod";
 import { BUILT_IN_LICENSE_PUBLIC_KEY } from "./license/public-key.ts";
 
+/** A mounted model directory; empty means unset, so `-e VAR=` in a compose file turns it off. */
+const optionalDirectory = z
+  .string()
+  .optional()
+  .transform((v) => (v === "" ? undefined : v));
+
 const Env = z.object({
   PORT: z.coerce.number().int().min(1).max(65535).default(8080),
   HOST: z.string().default("0.0.0.0"),
@@ -23,10 +29,13 @@ const Env = z.object({
    * A Hugging Face token-classification model directory (ONNX export) that replaces the built-in
    * PERSON_NAME model; read offline at start. Empty means unset.
    */
-  SCREEN_NER_MODEL_DIR: z
-    .string()
-    .optional()
-    .transform((v) => (v === "" ? undefined : v)),
+  SCREEN_NER_MODEL_DIR: optionalDirectory,
+  /**
+   * Hugging Face text-classification model directories (ONNX exports) that replace the built-in
+   * toxicity and bias models for the types their labels name; read offline at start.
+   */
+  SCREEN_TOXICITY_MODEL_DIR: optionalDirectory,
+  SCREEN_BIAS_MODEL_DIR: optionalDirectory,
 });
 export type ScreenConfig = z.infer<typeof Env>;
 

@@ -5,6 +5,7 @@
  */
 import { serve } from "@hono/node-server";
 import { createApp } from "./app.ts";
+import { describeMounted } from "./classify/mounted/load.ts";
 import { parseConfig } from "./config.ts";
 import { licenseStateAt, loadLicense } from "./license/license.ts";
 import { createMetrics } from "./metrics.ts";
@@ -25,6 +26,8 @@ async function main(): Promise<void> {
     config.SCREEN_EXECUTION_PROVIDER,
     {
       nerModelDir: config.SCREEN_NER_MODEL_DIR,
+      biasModelDir: config.SCREEN_BIAS_MODEL_DIR,
+      toxicityModelDir: config.SCREEN_TOXICITY_MODEL_DIR,
     },
   );
   const names = models.runtime.personNameModel;
@@ -33,6 +36,15 @@ async function main(): Promise<void> {
       ? `[screen] PERSON_NAME model: mounted ${names.name} from ${names.directory} (${names.tokenizerModel} tokenizer, ${names.maxTokens} tokens per window, person labels ${names.personLabels.join(" ")})`
       : `[screen] PERSON_NAME model: built-in ${names.file}`,
   );
+  for (const [family, info] of [
+    ["bias", models.runtime.biasModel],
+    ["toxicity", models.runtime.toxicityModel],
+  ] as const) {
+    // Ignored labels are named here, once, rather than on every request.
+    console.log(
+      `[screen] ${family} model: ${info.source === "mounted" ? describeMounted(info) : `built-in ${info.file}`}`,
+    );
+  }
   if (models.fallbackReason) console.log(`[screen] CUDA unavailable, using CPU: ${models.fallbackReason}`);
   console.log(`[screen] execution provider: ${models.runtime.executionProvider}`);
 

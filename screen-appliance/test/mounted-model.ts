@@ -24,7 +24,7 @@ const INT64 = onnx.TensorProto.DataType.INT64;
 export const LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"];
 export const MAX_POSITIONS = 16;
 
-const SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
+export const SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
 const WORDS = [
   ...SPECIAL,
   ...[",", ".", ":", "!", "(", ")"],
@@ -59,13 +59,17 @@ function cues(): Float32Array {
   return table;
 }
 
-function tokenizerJson() {
+/**
+ * A BERT `tokenizer.json` over `vocab` (which must hold `SPECIAL`): clean text, lowercase and
+ * strip accents, split on whitespace and punctuation, WordPiece with `##`, `[CLS] … [SEP]`.
+ */
+export function bertTokenizerJson(vocab: Record<string, number>) {
   return {
     version: "1.0",
     truncation: null,
     padding: null,
     added_tokens: SPECIAL.map((content) => ({
-      id: VOCAB[content],
+      id: vocab[content],
       content,
       single_word: false,
       lstrip: false,
@@ -90,8 +94,8 @@ function tokenizerJson() {
       ],
       pair: [],
       special_tokens: {
-        "[CLS]": { id: "[CLS]", ids: [VOCAB["[CLS]"]], tokens: ["[CLS]"] },
-        "[SEP]": { id: "[SEP]", ids: [VOCAB["[SEP]"]], tokens: ["[SEP]"] },
+        "[CLS]": { id: "[CLS]", ids: [vocab["[CLS]"]], tokens: ["[CLS]"] },
+        "[SEP]": { id: "[SEP]", ids: [vocab["[SEP]"]], tokens: ["[SEP]"] },
       },
     },
     decoder: { type: "WordPiece", prefix: "##", cleanup: true },
@@ -100,21 +104,21 @@ function tokenizerJson() {
       unk_token: "[UNK]",
       continuing_subword_prefix: "##",
       max_input_chars_per_word: 100,
-      vocab: VOCAB,
+      vocab,
     },
   };
 }
 
-function floats(name: string, dims: number[], values: Float32Array) {
+export function floats(name: string, dims: number[], values: Float32Array) {
   const rawData = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
   return onnx.TensorProto.create({ name, dims, dataType: FLOAT, rawData });
 }
 
-function int64s(name: string, values: number[], dims = [values.length]) {
+export function int64s(name: string, values: number[], dims = [values.length]) {
   return onnx.TensorProto.create({ name, dims, dataType: INT64, int64Data: values });
 }
 
-function valueInfo(name: string, elemType: number, dims: (number | string)[]) {
+export function valueInfo(name: string, elemType: number, dims: (number | string)[]) {
   return onnx.ValueInfoProto.create({
     name,
     type: {
@@ -221,7 +225,7 @@ export async function writeMountedModel(options: ModelDirOptions = {}): Promise<
       JSON.stringify({ do_lower_case: true, model_max_length: 512 }),
     );
   } else if (!skip.has("tokenizer.json")) {
-    await writeFile(join(dir, "tokenizer.json"), JSON.stringify(tokenizerJson()));
+    await writeFile(join(dir, "tokenizer.json"), JSON.stringify(bertTokenizerJson(VOCAB)));
   }
   if (!skip.has("onnx/model.onnx")) {
     await mkdir(join(dir, "onnx"));

@@ -8,11 +8,23 @@ import { runBagModel } from "../ml/session.ts";
 import type { TextScorer } from "../screen/service.ts";
 import { textRows } from "./features.ts";
 
-export class OnnxTextScorer<T extends string> implements TextScorer<T> {
+/** A scorer that also scores many texts at once (the evaluation, the mounted model's fallback). */
+export interface BatchTextScorer<T extends string> extends TextScorer<T> {
+  /** The types it scores, in the column order of `scoreBatch`. */
+  readonly types: readonly T[];
+  /** Every type's score for each text, row-major [texts, types]. */
+  scoreBatch(texts: readonly string[]): Promise<Float32Array>;
+}
+
+export class OnnxTextScorer<T extends string> implements BatchTextScorer<T> {
   constructor(
     private readonly session: ort.InferenceSession,
     readonly spec: ModelSpec,
   ) {}
+
+  get types(): readonly T[] {
+    return this.spec.labels as T[];
+  }
 
   /** All labels' scores for a batch of texts, row-major [texts, labels]. */
   async scoreBatch(texts: readonly string[]): Promise<Float32Array> {

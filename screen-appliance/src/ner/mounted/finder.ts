@@ -4,30 +4,21 @@
  * the tokenizer's special tokens, padded to the longest window), softmax the logits, and aggregate
  * words into names (`aggregate.ts`). Replaces the built-in model and nothing else.
  */
-import * as ort from "onnxruntime-node";
+import type * as ort from "onnxruntime-node";
 import type { PersonNameFinder } from "../../detect/detect.ts";
 import type { Finding } from "../../detect/types.ts";
+import { type GraphInputs, sequenceFeeds, softmaxInto } from "../../ml/hf-graph.ts";
 import { namesFromTokens } from "./aggregate.ts";
 import type { Label } from "./labels.ts";
 import type { HfTokenizer } from "./tokenizer.ts";
 import { planWindows, type Window } from "./windows.ts";
 
-/** The inputs a token-classification export may declare; all are integer tensors [batch, tokens]. */
-export const KNOWN_INPUTS = ["input_ids", "attention_mask", "token_type_ids", "position_ids"] as const;
-export type KnownInput = (typeof KNOWN_INPUTS)[number];
-
 /** How to feed the ONNX graph, read from its declared inputs and outputs (`load.ts`). */
-export interface ModelIo {
-  /** Declared inputs (`input_ids` always among them) with their element type: int64, some int32. */
-  inputs: ReadonlyMap<KnownInput, "int64" | "int32">;
+export interface ModelIo extends GraphInputs {
   /** The output holding logits [batch, sequence, labels]. */
   output: string;
   /** Most tokens per sequence, special tokens included. */
   maxLength: number;
-  /** Set when the graph declares a fixed sequence length: every window is padded to it. */
-  fixedLength?: number;
-  /** Windows per run (1 when the graph declares a batch of 1). */
-  batch: number;
 }
 
 export class MountedPersonNameFinder implements PersonNameFinder {
@@ -57,33 +48,8 @@ export class MountedPersonNameFinder implements PersonNameFinder {
   /** Runs one batch of windows and writes the softmax of each kept token's logits into `probs`. */
   private async classify(ids: readonly number[], windows: Window[], probs: Float32Array): Promise<void> {
     const { prefix, suffix, padId } = this.tokenizer;
-    const longest = Math.max(...windows.map((w) => w.to - w.from)) + prefix.length + suffix.length;
-    const length = this.io.fixedLength ?? longest;
-    const count = windows.length * length;
-    const inputIds = new Array<number>(count).fill(padId);
-    const mask = new Array<number>(count).fill(0);
-    windows.forEach((w, row) => {
-      const sequence = [...prefix, ...ids.slice(w.from, w.to), ...suffix];
-      sequence.forEach((id, i) => {
-        inputIds[row * length + i] = id;
-        mask[row * length + i] = 1;
-      });
-    });
-    const columns = Array.from({ length: count }, (_, i) => i % length);
-    const values: Record<KnownInput, number[]> = {
-      input_ids: inputIds,
-      attention_mask: mask,
-      token_type_ids: new Array<number>(count).fill(0),
-      position_ids: columns,
-    };
-    const feeds: Record<string, ort.Tensor> = {};
-    for (const [name, type] of this.io.inputs) {
-      const data = values[name];
-      feeds[name] =
-        type === "int64"
-          ? new ort.Tensor("int64", BigInt64Array.from(data, BigInt), [windows.length, length])
-          : new ort.Tensor("int32", Int32Array.from(data), [windows.length, length]);
-    }
+    const sequences = windows.map((w) => [...prefix, ...ids.slice(w.from, w.to), ...suffix]);
+    const { feeds, length } = sequenceFeeds(this.io, sequences, padId);
 
     const logits = (await this.session.run(feeds))[this.io.output];
     const labels = this.labels.length;
@@ -104,12 +70,4 @@ export class MountedPersonNameFinder implements PersonNameFinder {
       }
     });
   }
-}
-
-function softmaxInto(logits: Float32Array, at: number, n: number, out: Float32Array, to: number): void {
-  let max = Number.NEGATIVE_INFINITY;
-  for (let c = 0; c < n; c++) max = Math.max(max, logits[at + c] ?? 0);
-  let sum = 0;
-  for (let c = 0; c < n; c++) sum += Math.exp((logits[at + c] ?? 0) - max);
-  for (let c = 0; c < n; c++) out[to + c] = Math.exp((logits[at + c] ?? 0) - max) / sum;
 }

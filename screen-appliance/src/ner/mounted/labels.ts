@@ -4,6 +4,7 @@
  * prefix. Entity types that mean a person become PERSON_NAME; every other type (LOC, ORG, MISC,
  * DATE...) is ignored, because the appliance's structured detectors own those.
  */
+import { labelNames } from "../../ml/hf-export.ts";
 
 /** Where a label puts its token inside an entity. */
 export type Position = "begin" | "inside" | "end" | "single" | "outside";
@@ -62,19 +63,7 @@ export function parseLabel(name: string): Label {
  * Throws when ids are missing or not 0..n-1, or when no label names a person.
  */
 export function readLabels(id2label: unknown, source: string): Label[] {
-  if (typeof id2label !== "object" || id2label === null || Array.isArray(id2label)) {
-    throw new Error(`${source} has no "id2label" object; token-classification exports write one`);
-  }
-  const entries = Object.entries(id2label as Record<string, unknown>);
-  const labels: Label[] = [];
-  for (const [key, value] of entries) {
-    const id = Number(key);
-    const valid = Number.isInteger(id) && id >= 0 && id < entries.length && labels[id] === undefined;
-    if (!valid || typeof value !== "string") {
-      throw new Error(`${source}: id2label must map the ids 0..${entries.length - 1} to label names`);
-    }
-    labels[id] = parseLabel(value);
-  }
+  const labels = labelNames(id2label, source, "token-classification").map(parseLabel);
   if (!labels.some((l) => l.person)) {
     const names = labels.map((l) => l.name).join(", ");
     throw new Error(

@@ -1,13 +1,16 @@
 /**
- * The mounted model's tokenizer: tokenizers.js (`@huggingface/tokenizers`, pure JavaScript, reads
+ * The mounted models' tokenizer (the name model here, and the bias and toxicity classifiers of
+ * `classify/mounted/`): tokenizers.js (`@huggingface/tokenizers`, pure JavaScript, reads
  * `tokenizer.json` from memory, never from the network) plus what inference needs and the library
  * does not return: each token's character offsets, the special tokens that frame a sequence
  * (`[CLS] … [SEP]`, `<s> … </s>`), and the padding id.
  */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
+import { type Json, maxTokensOf, optionalJson, readJson } from "../../ml/hf-export.ts";
 import { alignTokens, type SurfaceRules, surfaceRules, type TokenSpan, tokenSurfaces } from "./offsets.ts";
-
-type Json = Record<string, unknown>;
+import { wordPieceFromVocab } from "./vocab-tokenizer.ts";
 
 export interface EncodedText {
   ids: number[];
@@ -49,6 +52,11 @@ export class HfTokenizer {
     this.padId = padId ?? (typeof configPad === "number" ? configPad : 0);
   }
 
+  /** Token ids of `text` without special tokens (no offsets: for whole-text classifiers). */
+  ids(text: string): number[] {
+    return this.tokenizer.encode(text, { add_special_tokens: false }).ids;
+  }
+
   /** Tokens of `text` without special tokens, with their offsets. */
   encode(text: string): EncodedText {
     const { ids, tokens } = this.tokenizer.encode(text, { add_special_tokens: false });
@@ -76,5 +84,38 @@ export class HfTokenizer {
       }
     }
     return { prefix: [], suffix: [] };
+  }
+}
+
+/**
+ * The tokenizer of a model directory: `tokenizer.json` as it is, or one built from a BERT
+ * `vocab.txt`, with `tokenizer_config.json` and `special_tokens_map.json` when present; and the
+ * most tokens per sequence that `config.json` and the tokenizer files allow (special tokens
+ * included). Throws naming the file when the tokenizer cannot be built.
+ *
+ * @example
+ * const { tokenizer, maxTokens } = await loadTokenizer("/models/ner", "tokenizer.json", config);
+ */
+export async function loadTokenizer(
+  directory: string,
+  file: string,
+  config: Json,
+): Promise<{ tokenizer: HfTokenizer; maxTokens: number }> {
+  const tokenizerConfig = await optionalJson(join(directory, "tokenizer_config.json"));
+  const specialTokensMap = await optionalJson(join(directory, "special_tokens_map.json"));
+  const path = join(directory, file);
+  const json =
+    file === "vocab.txt"
+      ? wordPieceFromVocab(await readFile(path, "utf8"), tokenizerConfig ?? {}, path)
+      : await readJson(path);
+  try {
+    const tokenizer = new HfTokenizer(json, {
+      ...(tokenizerConfig ? { tokenizerConfig } : {}),
+      ...(specialTokensMap ? { specialTokensMap } : {}),
+      config,
+    });
+    return { tokenizer, maxTokens: maxTokensOf(config, tokenizerConfig, json) };
+  } catch (err) {
+    throw new Error(`${path} cannot be loaded: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
