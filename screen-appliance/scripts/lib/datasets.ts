@@ -2,13 +2,39 @@
  * Readers for the labeled data in `shared/datasets/` (see its README). Only the training and
  * evaluation scripts read these files; nothing from them is shipped except trained weights.
  */
-import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "csv-parse/sync";
 
-export const DATASETS =
-  process.env.SCREEN_DATASETS ?? join(dirname(fileURLToPath(import.meta.url)), "../../../../shared/datasets");
+/**
+ * `shared/datasets` beside the checkout, as on every developer machine and in CI; for a clone made
+ * elsewhere from a local checkout (`git clone . /tmp/x`), the one beside the checkout it was cloned
+ * from. `SCREEN_DATASETS` (the folder itself) or `LAKESMITH_SHARED` (the `shared/` folder) point
+ * anywhere else.
+ */
+function datasetsFolder(): string {
+  if (process.env.SCREEN_DATASETS) return process.env.SCREEN_DATASETS;
+  if (process.env.LAKESMITH_SHARED) return join(process.env.LAKESMITH_SHARED, "datasets");
+  const repo = join(dirname(fileURLToPath(import.meta.url)), "../../..");
+  const beside = join(repo, "../shared/datasets");
+  if (existsSync(beside)) return beside;
+  try {
+    const origin = execFileSync("git", ["-C", repo, "config", "--get", "remote.origin.url"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
+    const path = origin.startsWith("file://") ? new URL(origin).pathname : origin;
+    if (isAbsolute(path) && existsSync(join(path, "../shared/datasets")))
+      return join(path, "../shared/datasets");
+  } catch {
+    // Not a clone of a local checkout: the folder beside is the answer, and its absence is reported on read.
+  }
+  return beside;
+}
+
+export const DATASETS = datasetsFolder();
 
 export function readCsv(relative: string): Record<string, string>[] {
   return parse(readFileSync(join(DATASETS, relative)), { columns: true, bom: true, relax_quotes: true });
