@@ -1,6 +1,6 @@
 /**
  * `npm run eval:screen`: per-type precision, recall and F2 of PII detection on held-out templates,
- * then the bias and toxicity classifiers on their held-out rows. Mounted Hugging Face models
+ * ordinary business text with no personal data (share of words kept), then the bias and toxicity classifiers on their held-out rows. Mounted Hugging Face models
  * (`SCREEN_NER_MODEL_DIR`, `SCREEN_BIAS_MODEL_DIR`, `SCREEN_TOXICITY_MODEL_DIR`) are evaluated
  * in place of the built-in ones, on the same rows.
  */
@@ -8,6 +8,7 @@ import { parseConfig } from "../src/config.ts";
 import { BIAS_TYPES, TOXICITY_TYPES } from "../src/detect/types.ts";
 import { DEFAULT_MODEL_DIR, loadModels } from "../src/models.ts";
 import { describeClassifier, evaluateClassifier } from "./eval-classifiers.ts";
+import { evaluateOrdinaryText, printOrdinaryText } from "./eval-ordinary.ts";
 import { evaluatePii, printPii } from "./eval-pii.ts";
 import { biasRows, toxicityRows } from "./lib/classifier-data.ts";
 
@@ -22,6 +23,7 @@ const models = await loadModels(config.SCREEN_MODEL_DIR ?? DEFAULT_MODEL_DIR, pr
 });
 printPii(await evaluatePii(models.names));
 printPii(await evaluatePii(models.names, "all"));
+printOrdinaryText(await evaluateOrdinaryText(models.names));
 const { biasModel, toxicityModel } = models.runtime;
 await evaluateClassifier("bias", models.bias, biasRows(), BIAS_TYPES, describeClassifier(biasModel));
 await evaluateClassifier(

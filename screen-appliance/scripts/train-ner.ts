@@ -43,6 +43,8 @@ templates.forEach((template, index) => {
 });
 const NEGATIVES = Number(process.env.NER_NEGATIVES ?? 12000);
 for (let i = 0; i < NEGATIVES; i++) train.push(generator.negative(), generator.nameInContext());
+const ORDINARY = Number(process.env.NER_ORDINARY ?? 12000);
+for (let i = 0; i < ORDINARY; i++) train.push(generator.ordinary());
 const trainTemplates = templates.filter((t, i) => t.trim() && templateSplit(i) === "train").length;
 console.log(
   `generated ${train.length} training sentences from ${trainTemplates} templates, ${dev.length} dev sentences`,

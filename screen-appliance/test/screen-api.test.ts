@@ -1,4 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { ordinaryLexicon } from "../scripts/lib/ordinary-text.ts";
+import { nameGazetteer } from "../src/ner/gazetteer.ts";
 import { post, type TestApp, testApp } from "./helpers.ts";
 
 let app: TestApp;
@@ -143,5 +145,56 @@ describe("POST /screen", () => {
     const body = await screen({ data: "a@b.io", classificationTypes: [] });
     expect(body.redactedData).toBe("a@b.io");
     expect(body.findings).toEqual([]);
+  });
+});
+
+describe("POST /screen on ordinary business text", () => {
+  // Examples from the evaluation half of the lexicons, leaving out words that are also first or
+  // last names ("June", "Sofia", "Ocean"): those are ambiguous and may be redacted.
+  const lexicon = ordinaryLexicon("eval");
+  const names = nameGazetteer();
+  const sample = (words: string[], n: number) => {
+    const plain = words.filter((w) => !names.first.has(w.toLowerCase()) && !names.last.has(w.toLowerCase()));
+    return plain.filter((_, i) => i % Math.ceil(plain.length / n) === 0);
+  };
+  const classes: [string, string[]][] = [
+    ["weekday", sample(lexicon.weekday, 7)],
+    ["month", sample(lexicon.month, 12)],
+    ["city", sample(lexicon.city, 16)],
+    ["country or region", sample(lexicon.country, 12)],
+    ["product", sample(lexicon.product, 12)],
+    [
+      "company",
+      sample(
+        lexicon.company.filter((w) => w.length > 3),
+        12,
+      ),
+    ],
+  ];
+
+  async function personNames(data: string): Promise<string[]> {
+    const body = await screen({
+      data,
+      classificationTypes: [
+        { classificationType: "PERSON_NAME", likelihoodType: "LIKELIHOOD_TYPE_POSSIBLE" },
+      ],
+    });
+    return body.findings.map((f) => [...data].slice(f.start, f.end).join(""));
+  }
+
+  it.each(classes)("keeps every %s while redacting the person named beside it", async (_, words) => {
+    for (const word of words) {
+      const data = `${word} works for the team, said Margaret Okafor.`;
+      expect(await personNames(data), data).toEqual(["Margaret Okafor"]);
+      const inside = `Please ask Tomasz Wieczorek about the ${word} plan.`;
+      expect(await personNames(inside), inside).toEqual(["Tomasz Wieczorek"]);
+    }
+  });
+
+  it("keeps a common noun that starts a sentence", async () => {
+    for (const noun of sample(lexicon.noun, 16)) {
+      const data = `${noun.charAt(0).toUpperCase()}${noun.slice(1)} costs went up, Helena Brandt wrote.`;
+      expect(await personNames(data), data).toEqual(["Helena Brandt"]);
+    }
   });
 });

@@ -6,6 +6,30 @@
  */
 import { allLocales, base, en, Faker } from "@faker-js/faker";
 import { readCsv } from "./datasets.ts";
+import { ordinaryLexicon, type WordClass } from "./ordinary-text.ts";
+
+/**
+ * Business frames for training only (the ordinary-text evaluation has its own); `{person}` is a
+ * labeled name, the other slots draw from the training half of `ordinaryLexicon`.
+ */
+const ORDINARY_FRAMES = [
+  "{weekday} is fine for the call with {company}.",
+  "The {city} office closes early on {weekday}.",
+  "{product} sales in {country} doubled in {month}.",
+  "{noun} is the first item on the agenda.",
+  "Our {title} will visit {city} in {month}.",
+  "{person} will visit {city} in {month}.",
+  "{person} moved the {product} review to {weekday}.",
+  "{company} opened a branch in {city}, {country}.",
+  "Meeting with {person} in {city} on {weekday}.",
+  "{title} {person} approved the {noun} plan.",
+  "{city} to {city}: deliveries resume {weekday}.",
+  "{noun} update from {company}: the {product} launch slips to {month}.",
+  "Thanks, {person}. See you in {city} on {weekday}.",
+  "{month} report: {country} up, {city} flat.",
+  "Send the {product} invoice to {company} by {weekday}.",
+  "{person} from {company} asked about {product} pricing.",
+];
 
 export interface LabeledSentence {
   text: string;
@@ -41,6 +65,7 @@ export class PiiSentenceGenerator {
   private readonly localeFakers: Faker[];
   private readonly people: Person[];
   private readonly csv: Record<string, string>[];
+  private lexicon: Record<WordClass, string[]> | undefined;
 
   constructor(seed: number) {
     // faker's dates are relative to "now" unless told otherwise; a fixed reference date keeps the
@@ -209,6 +234,41 @@ export class PiiSentenceGenerator {
         `The ${f.word.adjective()} ${f.word.noun()} ${f.word.verb()}s ${f.word.adverb()} ${f.word.preposition()} the ${f.word.noun()}.`,
     ])();
     return { text: f.number.float() < 0.5 ? text : text.toLowerCase(), persons: [] };
+  }
+
+  /**
+   * A business sentence of cities, weekdays, months, products, companies and common nouns
+   * (training half of the lexicons), with a labeled person in some frames, so the place, time
+   * and organisation features are learned next to real names.
+   */
+  ordinary(): LabeledSentence {
+    this.lexicon ??= ordinaryLexicon("train");
+    const f = this.faker;
+    const frame = f.helpers.arrayElement(ORDINARY_FRAMES);
+    let text = "";
+    const persons: LabeledSentence["persons"] = [];
+    let cursor = 0;
+    for (const m of frame.matchAll(/\{(\w+)\}/g)) {
+      text += frame.slice(cursor, m.index);
+      const key = m[1] ?? "";
+      let value: string;
+      if (key === "person") {
+        const p = this.person();
+        value = this.caseVariant(
+          f.number.float() < 0.5 ? this.fullName(p) : f.helpers.arrayElement([p.first, p.last]),
+        );
+        persons.push({ start: text.length, end: text.length + value.length });
+      } else if (key === "company" && f.number.float() < 0.5) {
+        value = f.company.name();
+      } else {
+        value = f.helpers.arrayElement(this.lexicon[key as WordClass]);
+        if (m.index === 0 || key !== "noun") value = value.charAt(0).toUpperCase() + value.slice(1);
+      }
+      text += value;
+      cursor = m.index + m[0].length;
+    }
+    text += frame.slice(cursor);
+    return { text, persons };
   }
 
   /**

@@ -41,4 +41,22 @@ describe("name decoding", () => {
     expect(decodeNames(tokens, probs([0.95, 0.95]), 0.5)[0]?.likelihood).toBe("LIKELIHOOD_TYPE_VERY_LIKELY");
     expect(decodeNames(tokens, probs([0.6, 0.6]), 0.5)[0]?.likelihood).toBe("LIKELIHOOD_TYPE_POSSIBLE");
   });
+
+  it("drops a confident span made only of a known place, weekday, month or product that is no name", () => {
+    const g = nameGazetteer();
+    const plain = (words: Iterable<string>) =>
+      [...words].filter((w) => /^\p{L}+$/u.test(w) && !g.first.has(w) && !g.last.has(w)).slice(0, 5);
+    for (const set of [g.places, g.times, g.organisations]) {
+      for (const word of plain(set)) {
+        const capitalised = word.charAt(0).toUpperCase() + word.slice(1);
+        expect(names(`see ${capitalised} soon`, [0, 0.95, 0], 0.5, 0.2, true)).toEqual([]);
+        expect(names(`Dr. ${capitalised} called`, [0, 0, 0.95, 0], 0.5, 0.2, true)).toEqual([capitalised]);
+      }
+    }
+  });
+
+  it("drops a lone common word that opens a sentence but keeps it inside a name", () => {
+    expect(names("Spin costs rose", [0.9, 0, 0], 0.5, 0.2, true)).toEqual([]);
+    expect(names("said Spin Okafor", [0, 0.9, 0.9], 0.5, 0.2, true)).toEqual(["Spin Okafor"]);
+  });
 });

@@ -1,6 +1,7 @@
 /**
  * Per-token features of the name model. Each token becomes a fixed number of hashed feature rows:
- * its own word, shape, prefixes and suffixes, name-list membership, and the same cues for the two
+ * its own word, shape, prefixes and suffixes, membership in the gazetteer's lists (names, common
+ * words, places, weekdays and months, organisations), and the same cues for the two
  * tokens either side. The list is the model's contract: training and inference both call
  * `tokenRows`, and changing a feature means retraining.
  */
@@ -49,9 +50,15 @@ interface TokenCue {
 function cue(token: Token | undefined, gazetteer: Gazetteer): TokenCue {
   if (!token) return { lower: "<none>", shape: "<none>", gaz: "-" };
   const lower = token.text.toLowerCase();
-  const gaz =
-    `${gazetteer.first.has(lower) ? "F" : ""}${gazetteer.last.has(lower) ? "L" : ""}${gazetteer.words.has(lower) ? "W" : ""}` ||
-    "-";
+  let gaz = "";
+  if (gazetteer.first.has(lower)) gaz += "F";
+  if (gazetteer.last.has(lower)) gaz += "L";
+  if (gazetteer.words.has(lower)) gaz += "W";
+  else if (gazetteer.vocabulary.has(lower)) gaz += "V";
+  if (gazetteer.places.has(lower)) gaz += "C";
+  if (gazetteer.times.has(lower)) gaz += "T";
+  if (gazetteer.organisations.has(lower)) gaz += "O";
+  gaz ||= "-";
   return { lower: token.text === "\n" ? "<nl>" : lower, shape: shape(token.text), gaz };
 }
 

