@@ -377,6 +377,15 @@ describe("routing by what agents may use", () => {
     expect((await two.next("offer")).job.id).toBe(forB);
   });
 
+  it("finds a job the agent may take behind many it may not, in offer order", async () => {
+    for (let i = 0; i < 12; i++)
+      await enqueue({ kind: "noop", payload: { uri: `s3://lake/b/t${i}` }, priority: "P1" });
+    const mine = await enqueue({ kind: "noop", payload: { uri: "s3://lake/a/late" } });
+    const a = await newAgentToken("behind");
+    const { socket } = await connect(a.token, { capacity: 1, capabilities: ["s3"], allow: ["s3://lake/a"] });
+    expect((await socket.next("offer")).job.id).toBe(mine);
+  });
+
   it("offers a job that names an endpoint only to an agent allowed to reach it", async () => {
     // The diagnostic kinds name no endpoint; a job row that does stands in for a catalog job.
     const id = await enqueue({ kind: "noop", payload: {} });

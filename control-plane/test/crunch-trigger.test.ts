@@ -317,6 +317,37 @@ describe("overlapping crunches", () => {
     expect(await offeredNow()).toContain(scheduled.id);
   });
 
+  it("offers other work behind many crunches that wait for the table's running one", async () => {
+    const { jobs } = plane.services;
+    const t = await table();
+    const manual = await (await trigger(t.id, LOOKBACK)).json();
+    await leaseJob(plane, manual.id);
+    const waiting: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const { job } = await jobs.enqueue({
+        kind: "crunch",
+        tableId: t.id,
+        payload: { table_id: t.id, uri: t.uri, format: "delta" },
+        trigger: "schedule",
+        priority: "P1",
+      });
+      waiting.push(job.id);
+    }
+    const other = await table();
+    const { job: vacuum } = await jobs.enqueue({
+      kind: "vacuum",
+      tableId: other.id,
+      payload: { table_id: other.id, uri: other.uri, format: "delta" },
+    });
+    const offered = [];
+    for (let job = await jobs.offerNext(FAKE_AGENT); job; job = await jobs.offerNext(FAKE_AGENT))
+      offered.push(job);
+    for (const job of offered) await jobs.reject(FAKE_AGENT.id, job.id, job.fence);
+    const ids = offered.map((j) => j.id);
+    expect(ids).toContain(vacuum.id);
+    expect(ids.filter((id) => waiting.includes(id))).toEqual([]);
+  });
+
   it("offers one of two queued crunches of a table when two agents ask at once", async () => {
     const { jobs } = plane.services;
     const t = await table();
