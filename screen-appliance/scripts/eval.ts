@@ -1,6 +1,8 @@
 /**
  * `npm run eval:screen`: per-type precision, recall and F2 of PII detection on held-out templates,
- * ordinary business text with no personal data (share of words kept), then the bias and toxicity classifiers on their held-out rows. Mounted Hugging Face models
+ * ordinary business text with no personal data (share of words kept), then the bias and toxicity
+ * classifiers on held-out and templated data (ROC AUC, calibration, contrast pairs; see
+ * eval-classifiers.ts). Mounted Hugging Face models
  * (`SCREEN_NER_MODEL_DIR`, `SCREEN_BIAS_MODEL_DIR`, `SCREEN_TOXICITY_MODEL_DIR`) are evaluated
  * in place of the built-in ones, on the same rows.
  */
