@@ -8,6 +8,7 @@ ALTER TABLE `jobs` ADD `refusals` text DEFAULT '[]' NOT NULL;--> statement-break
 CREATE INDEX `jobs_exclusion_idx` ON `jobs` (`exclusion`,`status`,`table_id`);--> statement-breakpoint
 CREATE INDEX `jobs_refused_idx` ON `jobs` (`status`) WHERE `refusals` != '[]';--> statement-breakpoint
 ALTER TABLE `tables` ADD `location_key` text;--> statement-breakpoint
+CREATE INDEX `tables_location_unset_idx` ON `tables` (`id`) WHERE `location_key` IS NULL;--> statement-breakpoint
 -- Jobs that were active before this migration keep the overlap rules their kinds declare
 -- (jobs/kinds.ts), so an upgrade in the middle of a crunch does not let a second one start.
 UPDATE `jobs` SET

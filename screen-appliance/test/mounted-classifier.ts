@@ -24,6 +24,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
 import onnxProto from "onnx-proto";
+import { mulberry32 } from "../scripts/lib/bag-mlp.ts";
 import { readCsv } from "../scripts/lib/datasets.ts";
 import { bertTokenizerJson, floats, int64s, SPECIAL, valueInfo } from "./mounted-model.ts";
 
@@ -53,18 +54,6 @@ export interface Row {
 }
 
 const heldOut = (index: number): Row["split"] => (index % 5 === 0 ? "test" : "train");
-
-/** A small seeded generator (mulberry32), so the sample and the model are the same every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Davidson rows: class 0 hate speech, 1 offensive language, 2 neither. */
 export function davidsonRows(): Row[] {
@@ -217,7 +206,7 @@ function activate(z: Float64Array, softmax: boolean, out: Float64Array): Float64
 
 /** The toxicity classifier: Davidson, all hate and neither training rows, 3,000 offensive ones. */
 export function trainToxicity(): TrainedClassifier {
-  const next = random(7);
+  const next = mulberry32(7);
   const rows = davidsonRows().filter(
     (r) => r.split === "test" || r.targets[1] !== 1 || next() < 3000 / 15350,
   );

@@ -129,7 +129,7 @@ export class AgentService {
       })
       .where(eq(agents.id, id));
     const same = (a: readonly string[], b: readonly string[]) =>
-      a.length === b.length && [...a].sort().every((v, i) => v === [...b].sort()[i]);
+      [...a].sort().join("\n") === [...b].sort().join("\n");
     return !before || !same(before.allow, hello.allow) || !same(before.endpoints, hello.endpoints);
   }
 

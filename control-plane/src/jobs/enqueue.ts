@@ -17,7 +17,7 @@ import { endpointKey, locationKey, parseLocation } from "@lakesmith/shared/locat
 import { and, eq, sql } from "drizzle-orm";
 import { type Job, type JobStatus, jobs, type Priority } from "../db/schema.ts";
 import type { Engine } from "./engine.ts";
-import { conflicting } from "./exclusion.ts";
+import { conflicting, locksOverlap } from "./exclusion.ts";
 import { ACTIVE_STATUSES } from "./state.ts";
 
 export interface NewJob {
@@ -73,10 +73,17 @@ export function routingOf(engine: Engine, input: NewJob): Routing {
   };
 }
 
-/** The insert of a new job, for callers that batch it with their own writes. */
-export function insertStatement(engine: Engine, input: NewJob, id = newId("job")) {
+/**
+ * The insert of a new job, for callers that batch it with their own writes. `routing` is what
+ * `routingOf` derives, for a caller that has it already.
+ */
+export function insertStatement(
+  engine: Engine,
+  input: NewJob,
+  id = newId("job"),
+  routing = routingOf(engine, input),
+) {
   const now = engine.clock.now();
-  const routing = routingOf(engine, input);
   return engine.db
     .insert(jobs)
     .values({
@@ -113,13 +120,7 @@ export async function enqueue(engine: Engine, input: NewJob): Promise<{ job: Job
   return { job: existing, created: false };
 }
 
-/** An active job the new one would overlap, if any. */
-export async function activeConflict(engine: Engine, input: NewJob): Promise<ActiveJob | undefined> {
-  const routing = routingOf(engine, input);
-  if (routing.exclusion === null) return undefined;
-  return firstConflict(engine, "", routing, input.tableId ?? null);
-}
-
+/** An active job of the group that overlaps `routing`, other than `id`, if any. */
 async function firstConflict(engine: Engine, id: string, routing: Routing, tableId: string | null) {
   const [active] = await engine.db
     .select({ id: jobs.id, status: jobs.status, kind: jobs.kind })
@@ -130,8 +131,7 @@ async function firstConflict(engine: Engine, id: string, routing: Routing, table
         sql`${jobs.status} in ${ACTIVE_STATUSES}`,
         tableId === null ? sql`${jobs.tableId} is null` : eq(jobs.tableId, tableId),
         sql`${jobs.id} != ${id}`,
-        sql`exists (select 1 from json_each(${jobs.locks}) a, json_each(${JSON.stringify(routing.locks)}) b
-          where substr(a.value, 1, length(b.value)) = b.value or substr(b.value, 1, length(a.value)) = a.value)`,
+        locksOverlap(sql`${jobs.locks}`, JSON.stringify(routing.locks)),
       ),
     )
     .limit(1);
@@ -164,7 +164,10 @@ export async function enqueueExclusive(
       ),
     )
     .returning({ id: jobs.id });
-  const [[created], withdrawn] = await engine.db.batch([insertStatement(engine, input, id), withdraw]);
+  const [[created], withdrawn] = await engine.db.batch([
+    insertStatement(engine, input, id, routing),
+    withdraw,
+  ]);
   if (withdrawn.length > 0 || !created) return { active: await firstConflict(engine, id, routing, tableId) };
   engine.notifyWork();
   return { job: created };

@@ -20,24 +20,16 @@ export interface ExclusionOf {
   locks: SQL | string;
 }
 
+/** Holds when a scope of one JSON list of scopes starts with a scope of the other. */
+export function locksOverlap(these: SQL | string, those: SQL | string): SQL {
+  return sql`exists (select 1 from json_each(${these}) a, json_each(${those}) b
+    where substr(a.value, 1, length(b.value)) = b.value or substr(b.value, 1, length(a.value)) = a.value)`;
+}
+
 /** Holds when another job in `statuses` conflicts with `job`. */
 export function conflicting(job: ExclusionOf, statuses: readonly JobStatus[]): SQL {
   return sql`exists (select 1 from ${jobs} as other
     where other.exclusion = ${job.exclusion} and other.status in ${statuses}
       and other.table_id is ${job.tableId} and other.id != ${job.id}
-      and exists (select 1 from json_each(other.locks) a, json_each(${job.locks}) b
-        where substr(a.value, 1, length(b.value)) = b.value or substr(b.value, 1, length(a.value)) = a.value))`;
-}
-
-/** The same test for a row of `jobs` in the outer query (the offer's candidates). */
-export function conflictingRow(statuses: readonly JobStatus[]): SQL {
-  return conflicting(
-    {
-      id: sql`${jobs.id}`,
-      exclusion: sql`${jobs.exclusion}`,
-      tableId: sql`${jobs.tableId}`,
-      locks: sql`${jobs.locks}`,
-    },
-    statuses,
-  );
+      and ${locksOverlap(sql`other.locks`, job.locks)})`;
 }

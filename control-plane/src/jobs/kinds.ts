@@ -124,8 +124,4 @@ export class JobKindRegistry {
       throw new Error(`job kind '${kind}' is not declared; add its declaration to kinds/index.ts`);
     return declared;
   }
-
-  names(): string[] {
-    return [...this.kinds.keys()];
-  }
 }

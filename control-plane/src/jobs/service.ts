@@ -20,14 +20,7 @@ import type { Page } from "../http/pagination.ts";
 import { cancelJob } from "./cancel.ts";
 import { type CompletionDetail, complete } from "./complete.ts";
 import { type Completion, type Engine, getJob } from "./engine.ts";
-import {
-  type ActiveJob,
-  activeConflict,
-  enqueue,
-  enqueueExclusive,
-  insertStatement,
-  type NewJob,
-} from "./enqueue.ts";
+import { type ActiveJob, enqueue, enqueueExclusive, insertStatement, type NewJob } from "./enqueue.ts";
 import type { JobKindRegistry } from "./kinds.ts";
 import { extend, heldBy, heldCounts, release, resume } from "./lease.ts";
 import {
@@ -86,10 +79,6 @@ export class JobService {
 
   enqueueExclusive(input: NewJob): Promise<{ job: Job } | { active: ActiveJob | undefined }> {
     return enqueueExclusive(this.engine, input);
-  }
-
-  activeConflict(input: NewJob): Promise<ActiveJob | undefined> {
-    return activeConflict(this.engine, input);
   }
 
   get(id: string): Promise<Job | undefined> {

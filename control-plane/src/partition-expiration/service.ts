@@ -39,6 +39,7 @@ export class PartitionExpirationService {
   ): Promise<Job> {
     const table = await this.tables.find(tableId);
     if (!table) throw notFound("Table", tableId);
+    // Before the partition column: a table of another format is a 409, whatever its columns.
     checkPrecondition(this.jobs, PARTITION_EXPIRATION_KIND, table);
     const column = partitionColumn(table, body.partition_column);
     const { values } = await this.config.get();

@@ -250,7 +250,7 @@ export class TableService {
   /**
    * Gives tables registered before location keys existed theirs (migration 0007 adds the column
    * empty: the canonical form is computed here, not in SQL). Idempotent; a start with none left
-   * reads the table once.
+   * is one probe of a partial index that holds only rows without a key.
    */
   async fillLocationKeys(): Promise<void> {
     for (;;) {

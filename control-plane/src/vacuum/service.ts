@@ -12,7 +12,7 @@ import type { Job, JobStatus } from "../db/schema.ts";
 import type { Page } from "../http/pagination.ts";
 import { notFound } from "../http/problem.ts";
 import type { JobService } from "../jobs/service.ts";
-import { checkPrecondition, listOfTable, triggerOnTable } from "../jobs/triggers.ts";
+import { listOfTable, triggerOnTable } from "../jobs/triggers.ts";
 import type { PendingDeletionService } from "../pending-deletions/service.ts";
 import type { TableService } from "../tables/service.ts";
 import type { VacuumTrigger } from "./schemas.ts";
@@ -28,7 +28,6 @@ export class VacuumService {
   async trigger(tableId: string, trigger: VacuumTrigger, actor: string | null): Promise<Job> {
     const table = await this.tables.find(tableId);
     if (!table) throw notFound("Table", tableId);
-    checkPrecondition(this.jobs, VACUUM_KIND, table);
     const payload: VacuumPayload = {
       table_id: table.id,
       uri: table.uri,

@@ -27,6 +27,20 @@ export interface ExportKind {
 }
 
 /** The directory's files, relative to it. */
+/** What `/health` and the start-up log say of every mounted export, whatever its task. */
+export interface MountedExportInfo {
+  directory: string;
+  /** The ONNX file in use. */
+  file: string;
+  /** `config.json`'s `_name_or_path`, else its first architecture, else the directory's name. */
+  name: string;
+  /** `tokenizer.json`, or `vocab.txt` when the directory has only a BERT vocabulary. */
+  tokenizer: string;
+  /** The tokenizer algorithm: WordPiece, BPE, Unigram. */
+  tokenizerModel: string;
+  labels: string[];
+}
+
 export interface ExportFiles {
   config: string;
   /** `tokenizer.json`, or `vocab.txt` when the directory has only a BERT vocabulary. */

@@ -15,6 +15,7 @@ import {
   type Json,
   labelNames,
   locateExport,
+  type MountedExportInfo,
   modelName,
   openExport,
   readJson,
@@ -29,17 +30,7 @@ import { type ClassifierIo, MountedTextScorer } from "./scorer.ts";
 const TASK = "text-classification";
 
 /** What `/health` and the start-up log say about a mounted classifier. */
-export interface MountedClassifierInfo {
-  directory: string;
-  /** The ONNX file in use. */
-  file: string;
-  /** `config.json`'s `_name_or_path`, else its first architecture, else the directory's name. */
-  name: string;
-  /** `tokenizer.json`, or `vocab.txt` when the directory has only a BERT vocabulary. */
-  tokenizer: string;
-  /** The tokenizer algorithm: WordPiece, BPE, Unigram. */
-  tokenizerModel: string;
-  labels: string[];
+export interface MountedClassifierInfo extends MountedExportInfo {
   /** softmax for single-label models, sigmoid for multi-label ones (`problem_type`). */
   activation: "softmax" | "sigmoid";
   /** Type -> the labels read as it. */

@@ -10,7 +10,14 @@
  */
 import { join, resolve } from "node:path";
 import type * as ort from "onnxruntime-node";
-import { type ExportKind, locateExport, modelName, openExport, readJson } from "../../ml/hf-export.ts";
+import {
+  type ExportKind,
+  locateExport,
+  type MountedExportInfo,
+  modelName,
+  openExport,
+  readJson,
+} from "../../ml/hf-export.ts";
 import { graphInputs } from "../../ml/hf-graph.ts";
 import type { OpenedSession, ProviderPreference } from "../../ml/session.ts";
 import { type ModelIo, MountedPersonNameFinder } from "./finder.ts";
@@ -24,17 +31,7 @@ const KIND: ExportKind = {
 };
 
 /** What `/health` and the start-up log say about the mounted model. */
-export interface MountedModelInfo {
-  directory: string;
-  /** The ONNX file in use. */
-  file: string;
-  /** `config.json`'s `_name_or_path`, else its first architecture, else the directory's name. */
-  name: string;
-  /** `tokenizer.json`, or `vocab.txt` when the directory has only a BERT vocabulary. */
-  tokenizer: string;
-  /** The tokenizer algorithm: WordPiece, BPE, Unigram. */
-  tokenizerModel: string;
-  labels: string[];
+export interface MountedModelInfo extends MountedExportInfo {
   /** The labels read as PERSON_NAME; every other entity type is ignored. */
   personLabels: string[];
   /** Tokens per model run, special tokens included; longer texts are windowed. */
