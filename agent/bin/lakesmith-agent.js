@@ -1,6 +1,16 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx, so the agent ships as source with no build step.
-import { register } from "tsx/esm/api";
+// The `lakesmith-agent` command. An installed package carries only the build (`dist/cli.js`, made
+// by `npm run build` when it is packed); a checkout has the sources, which run through tsx, so
+// `npm start` and the tests never run a stale build.
+import { existsSync } from "node:fs";
 
-register();
-await import("../src/cli.ts");
+const source = new URL("../src/cli.ts", import.meta.url);
+if (existsSync(source)) {
+  const { register } = await import("tsx/esm/api");
+  register();
+  await import(source.href);
+} else {
+  // Stack traces name the TypeScript sources (the map carries them).
+  process.setSourceMapsEnabled(true);
+  await import("../dist/cli.js");
+}
