@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Agent } from "../agent/src/agent.ts";
 import { type ChildAgent, newRunLog, spawnAgent, startAgent } from "./support/agents.ts";
 import { eventually, FAST_TIMINGS, startPlane, type TestPlane } from "./support/plane.ts";
@@ -18,6 +18,9 @@ import { eventually, FAST_TIMINGS, startPlane, type TestPlane } from "./support/
 let plane: TestPlane | undefined;
 const agents: Agent[] = [];
 const children: ChildAgent[] = [];
+/** Every in-process agent's scratch folder lies under this one. */
+const scratchRoot = mkdtempSync(join(tmpdir(), "lakesmith-agents-e2e-"));
+afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }));
 
 afterEach(async () => {
   for (const c of children.splice(0)) if (c.child.exitCode === null) c.child.kill("SIGKILL");
@@ -28,7 +31,10 @@ afterEach(async () => {
 
 async function agent(p: TestPlane, log = newRunLog(), options: Parameters<typeof startAgent>[3] = {}) {
   const { token } = await p.createAgentToken();
-  const a = await startAgent(p.url, token, log, options);
+  const a = await startAgent(p.url, token, log, {
+    scratch: mkdtempSync(join(scratchRoot, "scratch-")),
+    ...options,
+  });
   agents.push(a);
   await eventually(() => (a.connected ? true : undefined), 5000, "the agent's session");
   return { agent: a, log };
@@ -39,6 +45,7 @@ function childAgent(p: TestPlane, token: string, env: Record<string, string> = {
     LAKESMITH_CONTROL_PLANE: p.url,
     LAKESMITH_AGENT_TOKEN: token,
     LAKESMITH_AGENT_CONCURRENCY: "1",
+    LAKESMITH_AGENT_SCRATCH: mkdtempSync(join(scratchRoot, "child-")),
     ...env,
   });
   children.push(c);

@@ -43,7 +43,7 @@ async function agent(p: TestPlane, name: string, allow: string[]): Promise<strin
     token,
     concurrency: 2,
     allow,
-    scratch: mkdtempSync(join(tmpdir(), "lakesmith-routing-scratch-")),
+    scratch: mkdtempSync(join(root, "scratch-")),
     memory_limit_mb: 256,
     log_level: "silent",
   });

@@ -2,9 +2,9 @@
  * Deleting data end to end, through the public API and a `lakesmith-agent` child process: a real
  * Node control plane, real WebSockets, real Delta tables on `file://`, DuckDB reading the rows.
  *
- * 1. Partition expiration: validate, dry run and the real run name the same files; the real run
- *    only commits removes (the files stay), each file becomes a PENDING_DELETE record, and
- *    recovering a record puts its rows back with a new commit.
+ * 1. Partition expiration: validate (answered in the request, 200), dry run and the real run name
+ *    the same files; the real run only commits removes (the files stay), each file becomes a
+ *    PENDING_DELETE record, and recovering a record puts its rows back with a new commit.
  * 2. Vacuum and hard-delete: after a crunch, a full vacuum with an explicit zero retention records
  *    the replaced files and an old orphan; a concurrent writer re-adds one of them before the
  *    hard-delete, which keeps that file (RETAINED) and deletes the others.
@@ -93,6 +93,22 @@ async function records(p: TestPlane, query: string): Promise<Record_[]> {
   }
 }
 
+describe("onboarding end to end", () => {
+  it("fails at once, on the first attempt, with the reason when the table's folder has no Delta log", async () => {
+    plane = await startPlane();
+    await childAgent(plane, "onboarding-agent");
+    const path = join(root, "parquet-without-log");
+    await mkdir(join(path, "event_date=2026-01-01"), { recursive: true });
+    writeFileSync(join(path, "event_date=2026-01-01", "part-0.parquet"), "not a Delta table");
+    const { table, job } = await onboardTable(plane, "shop.not_delta", `file://${path}`);
+    expect(job).toMatchObject({ status: "failed", attempt: 1 });
+    expect(job.error).toContain(`file://${path} is not a Delta table`);
+    const status = (await plane.api("GET", `/api/v1/onboarding/${table.id}/status`)).body;
+    expect(status).toMatchObject({ status: "failed", attempt: 1, max_attempts: 3, next_attempt_at: null });
+    expect(status.error).toContain("no Delta log");
+  });
+});
+
 describe("partition expiration end to end", () => {
   it("validates, dry-runs and expires the same files, records them, and a recover brings the rows back", async () => {
     plane = await startPlane();
@@ -105,11 +121,14 @@ describe("partition expiration end to end", () => {
     expect(before.rows).toBe(15_000);
 
     const base = `/api/v1/tables/${table.id}/partition-expiration`;
-    const validate = await run(plane, `${base}/validate`, {
+    // The agent answers within the request's wait: 200 with the answer, the files in the job's result.
+    const validate = await plane.api("POST", `${base}/validate`, {
       partition_column: "event_date",
       retention_days: 30,
     });
-    const preview = validate.job.result as Record_;
+    expect(validate.status, JSON.stringify(validate.body)).toBe(200);
+    expect(validate.body).toMatchObject({ status: "succeeded", summary: { can_run: true, files_count: 15 } });
+    const preview = (await plane.job(validate.body.id)).result as Record_;
     expect(preview).toMatchObject({ can_run: true, files_count: 15, cutoff_date: daysAgo(30) });
     expect(preview.partitions.map((x: Record_) => x.value)).toEqual([35, 34, 33, 32, 31].map(daysAgo));
 

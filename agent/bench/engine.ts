@@ -10,7 +10,10 @@
  * second; DRR is the percentage of input bytes saved.
  *
  * Usage: npm run bench:engine -w agent -- [--files 400] [--rows 20000] [--repeat 3] [--dir /tmp/x]
+ * Without --dir it works in a fresh temporary folder and removes it at the end (also on an error
+ * or Ctrl-C); with --dir the folder is kept, and its generated files are reused by the next run.
  */
+import { mkdtempSync, rmSync } from "node:fs";
 import { cp, mkdir, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,7 +37,7 @@ const { values: args } = parseArgs({
     files: { type: "string", default: "400" },
     rows: { type: "string", default: "20000" },
     repeat: { type: "string", default: "3" },
-    dir: { type: "string", default: join(tmpdir(), "lakesmith-bench-engine") },
+    dir: { type: "string" },
     // The agent's default memory limit.
     "memory-mb": { type: "string", default: "768" },
   },
@@ -171,7 +174,14 @@ async function bench(engine: Engine, name: string, folder: string, scratch: stri
   );
 }
 
-const root = args.dir;
+const own = args.dir ? undefined : mkdtempSync(join(tmpdir(), "lakesmith-bench-engine-"));
+const root = args.dir ?? (own as string);
+const removeOwn = () => {
+  if (own) rmSync(own, { recursive: true, force: true });
+};
+process.on("exit", removeOwn);
+process.once("SIGINT", () => process.exit(130));
+process.once("SIGTERM", () => process.exit(143));
 const engine = await Engine.open({ memoryLimitMb: Number(args["memory-mb"]), tempDir: join(root, "spill") });
 try {
   const events = join(root, "events");
@@ -187,6 +197,7 @@ try {
   );
 } finally {
   engine.close();
+  removeOwn();
 }
 
 /** The Delta type name the recipe expects for a column the bench only knows by its DuckDB type. */

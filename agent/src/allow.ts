@@ -86,7 +86,7 @@ export class AllowList {
       ok: false,
       reason:
         `endpoint '${url}' is not one this agent may reach ` +
-        `(${this.endpoints.length ? this.endpoints.join(", ") : "none"}); add it with --allow-endpoints to permit it`,
+        `(${this.endpoints.length ? this.endpoints.join(", ") : "none"}); add it with --allow-endpoints or LAKESMITH_AGENT_ALLOW_ENDPOINTS (comma-separated) to permit it`,
     };
   }
 
@@ -109,7 +109,7 @@ export class AllowList {
       ok: false,
       reason:
         `location '${uri}' is outside this agent's allow list ` +
-        `(${allowed.length ? allowed.join(", ") : "empty"}); add a prefix with --allow to permit it`,
+        `(${allowed.length ? allowed.join(", ") : "empty"}); add a prefix with --allow or LAKESMITH_AGENT_ALLOW (comma-separated; the local agent of 'npm start' takes it too) to permit it`,
     };
   }
 

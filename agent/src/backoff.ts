@@ -1,7 +1,8 @@
 /**
- * Reconnect delays: exponential with jitter, so a thousand agents that lost the same control plane
- * don't all knock at the same moment. Attempt n waits a random time in [cap/2, cap], where
- * cap = min(maxMs, baseMs * 2^n): never less than half the bound (no hot loop against a plane that
+ * Retry delays, exponential with jitter: for reconnects to the control plane (a thousand agents that
+ * lost the same plane don't all knock at the same moment) and for object-store retries
+ * (`store/retry.ts`). Attempt n waits a random time in [cap/2, cap], where
+ * cap = min(maxMs, baseMs * 2^n): never less than half the bound (no hot loop against a server that
  * refuses at once), spread over the other half.
  *
  * @example const b = new Backoff(200, 15_000); b.next(); b.next(); b.reset();

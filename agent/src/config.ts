@@ -62,6 +62,18 @@ export const OPTIONS: readonly Option[] = [
     "bool",
     "Address buckets as http://host/bucket (most S3-compatible stores want it)",
   ),
+  opt(
+    "s3_max_attempts",
+    "int",
+    "Attempts per object-store request or read, the first included (5xx, throttling, network errors, stalls)",
+  ),
+  opt("s3_retry_base_ms", "int", "First object-store retry delay bound (jittered exponential backoff)"),
+  opt("s3_retry_max_ms", "int", "Largest object-store retry delay bound"),
+  opt(
+    "s3_stall_timeout_ms",
+    "int",
+    "An object-store request or read that sends no byte for this long is abandoned and retried",
+  ),
   opt("memory_limit_mb", "int", "DuckDB memory per running job; larger work spills to the scratch folder"),
 ];
 
@@ -102,6 +114,10 @@ export const ConfigSchema = z
     s3_region: z.string().min(1).optional(),
     s3_endpoint: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
     s3_force_path_style: z.boolean({ error: "must be true or false" }).default(false),
+    s3_max_attempts: int(1, 100).default(5),
+    s3_retry_base_ms: int(1, 60_000).default(100),
+    s3_retry_max_ms: int(1, 600_000).default(20_000),
+    s3_stall_timeout_ms: int(100, 3_600_000).default(30_000),
     memory_limit_mb: int(64, 1_048_576).default(768),
   })
   .superRefine((config, ctx) => {
@@ -121,6 +137,8 @@ export const ConfigSchema = z
     }
     if (config.reconnect_max_ms < config.reconnect_base_ms)
       ctx.addIssue({ code: "custom", path: ["reconnect_max_ms"], message: "must be >= reconnect_base_ms" });
+    if (config.s3_retry_max_ms < config.s3_retry_base_ms)
+      ctx.addIssue({ code: "custom", path: ["s3_retry_max_ms"], message: "must be >= s3_retry_base_ms" });
   });
 
 export type AgentConfig = z.infer<typeof ConfigSchema>;

@@ -58,7 +58,7 @@ describe("allow list", () => {
       ok: false,
       reason:
         "location 'file:///elsewhere/t' is outside this agent's allow list (file:///data, s3://lake/raw); " +
-        "add a prefix with --allow to permit it",
+        "add a prefix with --allow or LAKESMITH_AGENT_ALLOW (comma-separated; the local agent of 'npm start' takes it too) to permit it",
     });
   });
 

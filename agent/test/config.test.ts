@@ -1,13 +1,16 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, loadCliConfig } from "../src/config.ts";
 
 const base = ["--control-plane", "http://cp:8787/", "--token", "lsa_flag"];
 
+const root = mkdtempSync(join(tmpdir(), "agent-config-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
 function configFile(content: unknown): string {
-  const dir = mkdtempSync(join(tmpdir(), "agent-config-"));
+  const dir = mkdtempSync(join(root, "case-"));
   const path = join(dir, "agent.json");
   writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
   return path;

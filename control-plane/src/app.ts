@@ -9,6 +9,7 @@
 import { bodyLimit } from "hono/body-limit";
 import { agentRoutes } from "./agents/routes.ts";
 import { apiKeyRoutes } from "./api-keys/routes.ts";
+import type { ClientAddress } from "./auth/client-address.ts";
 import { guard } from "./auth/guard.ts";
 import { authRoutes } from "./auth/routes.ts";
 import { configRoutes } from "./config/routes.ts";
@@ -32,12 +33,18 @@ import { vacuumRoutes } from "./vacuum/routes.ts";
 /** Request bodies above this size get 413. */
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
-export function createApp(deps: AppDeps) {
-  const services = createServices(deps);
-  return buildApp(services);
+/** What differs between the runtimes that serve the app, besides its services. */
+export interface AppOptions {
+  /** Where a request comes from (`auth/client-address.ts`); without it all callers share one address. */
+  clientAddress?: ClientAddress;
 }
 
-export function buildApp(services: Services) {
+export function createApp(deps: AppDeps, options: AppOptions = {}) {
+  const services = createServices(deps);
+  return buildApp(services, options);
+}
+
+export function buildApp(services: Services, options: AppOptions = {}) {
   const app = newRouter();
   app.onError(handleError);
   app.notFound((c) => problemResponse(404, `No route for ${c.req.method} ${c.req.path}.`));
@@ -57,7 +64,7 @@ export function buildApp(services: Services) {
   );
 
   app.route("/", healthRoutes);
-  app.route("/", authRoutes);
+  app.route("/", authRoutes(options.clientAddress ?? (() => undefined)));
   app.route("/", userRoutes);
   app.route("/", apiKeyRoutes);
   app.route("/", configRoutes);
@@ -108,6 +115,9 @@ agents), plus \`admin\`, which grants everything. \`:write\` includes \`:read\`.
 
 **Errors.** Every error is \`application/problem+json\` with \`type\`, \`title\`, \`status\`, \`detail\`, and
 \`errors: [{path, message}]\` for validation. 400 malformed JSON, 401 missing or bad credential, 403 role or
-scope, 404 unknown id or route, 409 conflict, 413 body too large, 415 body not JSON, 422 validation.
+scope, 404 unknown id or route, 409 conflict, 413 body too large, 415 body not JSON, 422 validation, 429
+too many failed logins (with \`Retry-After\`). A 413 leaves a keep-alive connection open for the next request
+(the server reads and drops the rest of the body), except for a body that declares more than 4 times the
+limit in its \`Content-Length\`, whose 413 says \`Connection: close\`.
 
 **Lists** take \`offset\` and \`limit\` and answer \`{items, total, offset, limit}\`.`;

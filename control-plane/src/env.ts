@@ -38,6 +38,8 @@ export const NodeEnvSchema = z.object({
     "at least 8 characters",
   ),
   LAKESMITH_ADMIN_API_KEY: optionalSecret,
+  /** How many reverse proxies of our own append to X-Forwarded-For; 0 ignores the header. */
+  LAKESMITH_TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   /** Start the local agent: on by default with an embedded database (`file:`), off otherwise. */
   LAKESMITH_LOCAL_AGENT: z.enum(["0", "1", ""]).optional(),
 });

@@ -27,6 +27,7 @@ async function main(): Promise<void> {
       adminApiKey: env.LAKESMITH_ADMIN_API_KEY,
       breakGlassPassword: env.LAKESMITH_BREAKGLASS_PASSWORD,
     },
+    trustProxyHops: env.LAKESMITH_TRUST_PROXY_HOPS,
     log: (level, message, fields) => console[level === "warn" ? "warn" : "log"](message, fields ?? ""),
   });
   for (const line of describeGenerated(server.bootstrapped)) console.log(line);
@@ -39,7 +40,7 @@ async function main(): Promise<void> {
   console.log(
     `Lakesmith control plane listening on http://${env.HOST}:${server.port} (database ${redact(dbUrl)})`,
   );
-  // `npm start` runs the whole system: one agent beside the embedded database (README, "Run an agent").
+  // `npm start` runs the whole system: one agent beside the embedded database (docs/operations.md, "`npm start`: its files, stopping it, the local agent").
   const embedded = dbUrl.startsWith("file:") && !dbUrl.startsWith("file::memory:");
   let localAgent: LocalAgent | undefined;
   if (env.LAKESMITH_LOCAL_AGENT === "1" || (embedded && env.LAKESMITH_LOCAL_AGENT !== "0")) {

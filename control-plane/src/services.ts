@@ -10,7 +10,7 @@ import { signingKeyLoader } from "./auth/signing-key.ts";
 import { ConfigService } from "./config/service.ts";
 import { CrunchService } from "./crunch/service.ts";
 import type { Db } from "./db/index.ts";
-import type { StatementCache } from "./db/statement-cache.ts";
+import { type StatementCache, useStatementCache } from "./db/statement-cache.ts";
 import type { DocsAssets } from "./docs/assets.ts";
 import { FeatureFlagService } from "./feature-flags/service.ts";
 import { HealthService } from "./health/service.ts";
@@ -93,6 +93,7 @@ export interface Services {
 
 export function createServices(deps: AppDeps): Services {
   const clock = deps.clock ?? systemClock;
+  if (deps.statements) useStatementCache(deps.db, deps.statements);
   const config = new ConfigService(deps.db, deps.secrets, clock);
   const principals = new PrincipalCache(clock);
   const clearPrincipals = () => principals.clear();

@@ -71,7 +71,8 @@ async function start(env: WorkerEnv): Promise<App> {
     );
   }
   scheduler = services.scheduler;
-  return buildApp(services);
+  // Cloudflare's edge sets CF-Connecting-IP on every request; clients cannot override it.
+  return buildApp(services, { clientAddress: (c) => c.req.header("cf-connecting-ip") });
 }
 
 export default {

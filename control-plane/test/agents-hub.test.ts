@@ -14,9 +14,17 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type NodeServer, startNodeServer } from "../src/adapter/node-server.ts";
 import { type AgentSocket, LocalHub } from "../src/agents/hub.ts";
 import { connectAgent, hello, type TestAgentSocket } from "./support/agent-client.ts";
+import { expirationResult } from "./support/deletions.ts";
 
 const ADMIN_KEY = `lsk_${"h".repeat(40)}`;
-const TIMINGS = { leaseMs: 60_000, offerTimeoutMs: 10_000, heartbeatMs: 20_000, retryBaseMs: 1_000 };
+const TIMINGS = {
+  leaseMs: 60_000,
+  offerTimeoutMs: 10_000,
+  heartbeatMs: 20_000,
+  retryBaseMs: 1_000,
+  // The agents here answer a validate at once; a long wait keeps the 200 independent of the machine's speed.
+  preflightWaitMs: 60_000,
+};
 
 let dir: string;
 let clock: ManualClock;
@@ -197,13 +205,19 @@ describe("leasing", () => {
     expect(agents.body.jobs).toEqual([{ id, kind: "noop", status: "running" }]);
 
     socket.send({ type: "progress", job_id: id, fence: offer.fence, progress: { done: 0.5 } });
+    await until(
+      () => job(id),
+      (j) => j.progress?.done === 0.5,
+      "the progress to show",
+    );
     socket.send({ type: "result", job_id: id, fence: offer.fence, outcome: "succeeded", result: { n: 1 } });
     const done = await until(
       () => job(id),
       (j) => j.status === "succeeded",
       "the job to succeed",
     );
-    expect(done).toMatchObject({ attempt: 1, result: { n: 1 }, progress: { done: 0.5 } });
+    // Progress belongs to a running attempt: the finished job shows its result, not a phase.
+    expect(done).toMatchObject({ attempt: 1, result: { n: 1 }, progress: null });
 
     // The same result again changes nothing; a result for a finished job with another fence is refused.
     socket.send({ type: "result", job_id: id, fence: offer.fence, outcome: "failed", error: "late" });
@@ -275,20 +289,28 @@ describe("leasing", () => {
     expect(await job(id)).toMatchObject({ status: "failed", attempt: 2 });
   });
 
-  it("retries a retryable failure and fails at once on a non-retryable one", async () => {
+  it("retries a retryable failure and fails at once on a non-retryable one, clearing each attempt's progress", async () => {
     const { token } = await newAgentToken();
     const { socket } = await connect(token, { capacity: 1 });
     const id = await enqueue({ kind: "noop", payload: {}, max_attempts: 3 });
     const first = await lease(socket);
-    socket.send({ type: "result", job_id: id, fence: first.fence, outcome: "failed", error: "flaky" });
+    socket.send({ type: "progress", job_id: id, fence: first.fence, progress: { phase: "reading the log" } });
     await until(
+      () => job(id),
+      (j) => j.progress?.phase === "reading the log",
+      "the progress to show",
+    );
+    socket.send({ type: "result", job_id: id, fence: first.fence, outcome: "failed", error: "flaky" });
+    const requeued = await until(
       () => job(id),
       (j) => j.status === "queued",
       "the job to be queued again",
     );
+    expect(requeued).toMatchObject({ progress: null, error: "flaky" });
     clock.advance(TIMINGS.retryBaseMs + 1);
     plane.hub.poke();
     const second = await lease(socket);
+    socket.send({ type: "progress", job_id: id, fence: second.fence, progress: { phase: "profiling" } });
     socket.send({
       type: "result",
       job_id: id,
@@ -302,7 +324,7 @@ describe("leasing", () => {
       (j) => j.status === "failed",
       "the job to fail",
     );
-    expect(failed).toMatchObject({ attempt: 2, error: "the table is gone" });
+    expect(failed).toMatchObject({ attempt: 2, error: "the table is gone", progress: null });
   });
 
   it("offers P1 before P2 and only kinds the agent announced; other kinds wait visibly", async () => {
@@ -471,6 +493,63 @@ describe("routing by what agents may use", () => {
     const second = await connect(a.token, { capacity: 1, allow: ["file:///lake", "file:///more"] });
     expect((await second.socket.next("offer")).job.id).toBe(id);
     expect((await job(id)).refusals).toEqual([]);
+  });
+});
+
+describe("a partition expiration validate", () => {
+  const expirer = { kinds: ["partition_expiration"], capabilities: ["s3"], capacity: 1 };
+
+  async function deltaTable(name: string): Promise<string> {
+    const res = await api("POST", "/api/v1/tables", { name, uri: `s3://lake/${name}`, format: "delta" });
+    expect(res.status).toBe(201);
+    return res.body.id;
+  }
+
+  it("answers 200 with the agent's answer when the connected agent answers within the wait", async () => {
+    const { token } = await newAgentToken("expirer");
+    const { socket } = await connect(token, { ...expirer, allow: ["s3://lake/"] });
+    const tableId = await deltaTable("hub.validate");
+    const asked = api("POST", `/api/v1/tables/${tableId}/partition-expiration/validate`, {
+      partition_column: "event_date",
+    });
+    const offer = await lease(socket);
+    expect(offer).toMatchObject({ kind: "partition_expiration", payload: { validate: true, dry_run: true } });
+    socket.send({ type: "progress", job_id: offer.id, fence: offer.fence, progress: { phase: "planning" } });
+    socket.send({
+      type: "result",
+      job_id: offer.id,
+      fence: offer.fence,
+      outcome: "succeeded",
+      result: expirationResult([], {
+        validate: true,
+        dry_run: true,
+        can_run: false,
+        reason: "event_date is not a date column",
+        committed_version: null,
+        committed_at: null,
+      }),
+    });
+    const answer = await asked;
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({
+      id: offer.id,
+      status: "succeeded",
+      validate: true,
+      summary: { can_run: false, reason: "event_date is not a date column" },
+    });
+    expect((await job(offer.id)).progress).toBeNull();
+  });
+
+  it("answers 503 at once when the connected agents may not read the table, and queues nothing", async () => {
+    const { token } = await newAgentToken("elsewhere");
+    await connect(token, { ...expirer, allow: ["s3://other/"] });
+    const tableId = await deltaTable("hub.unreachable");
+    const res = await api("POST", `/api/v1/tables/${tableId}/partition-expiration/validate`, {
+      partition_column: "event_date",
+    });
+    expect(res.status).toBe(503);
+    expect(res.body.detail).toContain("elsewhere: s3://other");
+    expect((await api("GET", `/api/v1/tables/${tableId}/partition-expiration`)).body.total).toBe(0);
   });
 });
 

@@ -11,6 +11,7 @@ import { nodeDocsAssets } from "../src/adapter/node-docs-assets.ts";
 import { buildApp } from "../src/app.ts";
 import { bootstrap } from "../src/bootstrap/bootstrap.ts";
 import type { Role } from "../src/db/schema.ts";
+import type { LeaseTimings } from "../src/jobs/timings.ts";
 import { Keyring } from "../src/secrets/keyring.ts";
 import { createServices } from "../src/services.ts";
 
@@ -27,7 +28,13 @@ export interface CallOptions {
 
 export type TestPlane = Awaited<ReturnType<typeof startTestPlane>>;
 
-export async function startTestPlane(options: { clock?: Clock } = {}) {
+/**
+ * No agent answers over a socket here, so by default a validate answers 202 at once instead of
+ * waiting `preflightWaitMs` for an answer that can't come.
+ */
+const TEST_TIMINGS: Partial<LeaseTimings> = { preflightWaitMs: 0 };
+
+export async function startTestPlane(options: { clock?: Clock; leaseTimings?: Partial<LeaseTimings> } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "lakesmith-test-"));
   const database = await openNodeDatabase(`file:${join(dir, "test.db")}`);
   const { db } = database;
@@ -36,6 +43,7 @@ export async function startTestPlane(options: { clock?: Clock } = {}) {
     secrets: Keyring.random(),
     ...(database.statements ? { statements: database.statements } : {}),
     docsAssets: nodeDocsAssets(),
+    leaseTimings: { ...TEST_TIMINGS, ...options.leaseTimings },
     ...(options.clock ? { clock: options.clock } : {}),
   });
   await bootstrap(services, { adminPassword: ADMIN_PASSWORD, adminApiKey: ADMIN_KEY });

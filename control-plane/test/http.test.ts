@@ -1,6 +1,12 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type NodeServer, startNodeServer } from "../src/adapter/node-server.ts";
 import { MAX_BODY_BYTES } from "../src/app.ts";
 import { ADMIN_KEY, startTestPlane, type TestPlane } from "./harness.ts";
+import { keepAliveClient } from "./support/keep-alive-client.ts";
 
 let plane: TestPlane;
 beforeAll(async () => {
@@ -84,6 +90,86 @@ describe("errors", () => {
   it("bodies above the limit are 413", async () => {
     const huge = JSON.stringify({ customer_name: "x".repeat(MAX_BODY_BYTES + 10) });
     await expectProblem(await plane.call("PUT", "/api/v1/config", { token: ADMIN_KEY, rawBody: huge }), 413);
+  });
+});
+
+describe("a 413 on a keep-alive connection of the Node server", () => {
+  let server: NodeServer;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "lakesmith-keepalive-"));
+    server = await startNodeServer({
+      dbUrl: `file:${join(dir, "t.db")}`,
+      port: 0,
+      bootstrap: { adminApiKey: ADMIN_KEY },
+      schedulerIntervalMs: 0,
+    });
+  });
+  afterAll(async () => {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const auth = { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" };
+  const justOver = (extra: number) =>
+    Buffer.from(JSON.stringify({ customer_name: "x".repeat(MAX_BODY_BYTES + extra) }));
+
+  for (const [name, chunked] of [
+    ["with a Content-Length", false],
+    ["chunked, without a Content-Length", true],
+  ] as const) {
+    it(`answers a body just over the limit ${name} with 413 and serves the next request on the same socket`, async () => {
+      const client = keepAliveClient(server.url);
+      try {
+        for (const extra of [1, 64 * 1024, MAX_BODY_BYTES]) {
+          const refused = await client.send("PUT", "/api/v1/config", {
+            body: justOver(extra),
+            chunked,
+            headers: auth,
+          });
+          expect(refused.status).toBe(413);
+          expect(JSON.parse(refused.body).detail).toContain(String(MAX_BODY_BYTES));
+          const next = await client.send("GET", "/api/v1/health", { headers: auth });
+          expect(next.status).toBe(200);
+          expect(next.socket).toBe(refused.socket);
+        }
+      } finally {
+        client.close();
+      }
+    });
+  }
+
+  it("says Connection: close on the 413 of a body that declares more than it will drain", async () => {
+    const socket = connect(server.port, "127.0.0.1");
+    let answer = "";
+    socket.on("data", (chunk: Buffer) => {
+      answer += chunk.toString("latin1");
+    });
+    const closed = new Promise((resolve) => socket.on("close", resolve));
+    socket.write(
+      `PUT /api/v1/config HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer ${ADMIN_KEY}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${5 * MAX_BODY_BYTES}\r\n\r\n{"customer_name":"`,
+    );
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer.toLowerCase()).toContain("connection: close");
+  });
+
+  it("serves the next request on the same socket after a 401 that never read the body", async () => {
+    const client = keepAliveClient(server.url);
+    try {
+      const body = justOver(-1024);
+      const refused = await client.send("PUT", "/api/v1/config", { body, chunked: true });
+      expect(refused.status).toBe(401);
+      const next = await client.send("PUT", "/api/v1/config", {
+        body: Buffer.from('{"customer_name":"Acme"}'),
+        headers: auth,
+      });
+      expect(next.status).toBe(200);
+      expect(next.socket).toBe(refused.socket);
+    } finally {
+      client.close();
+    }
   });
 });
 

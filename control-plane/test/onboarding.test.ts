@@ -69,14 +69,54 @@ describe("onboarding status", () => {
     expect(got.onboarding_error).toBe("s3://lake/o.fail: access denied");
   });
 
-  it("stays pending while a retryable failure has attempts left", async () => {
+  it("stays pending while a retryable failure has attempts left, showing its error and when the next attempt starts", async () => {
     const table = await createTable(plane, "o.flaky");
     const job = await leaseJob(plane, table.onboarding_job_id);
     await plane.services.jobs.complete(FAKE_AGENT.id, job.id, job.fence, "failed", {
-      error: "throttled",
+      error: "s3://lake/o.flaky: SlowDown (throttled)",
       retryable: true,
     });
-    expect(await status(table.id)).toMatchObject({ status: "pending", job_status: "queued", error: null });
+    const { retryBaseMs } = plane.services.jobs.timings;
+    expect(await status(table.id)).toMatchObject({
+      status: "pending",
+      job_status: "queued",
+      error: "s3://lake/o.flaky: SlowDown (throttled)",
+      attempt: 1,
+      max_attempts: 3,
+      next_attempt_at: new Date(clock.now().getTime() + retryBaseMs).toISOString(),
+    });
+
+    // The next attempt runs: the last error stays until it ends, and nothing waits for a backoff.
+    clock.advance(retryBaseMs);
+    const again = await leaseJob(plane, table.onboarding_job_id);
+    expect(await status(table.id)).toMatchObject({
+      status: "pending",
+      job_status: "running",
+      error: "s3://lake/o.flaky: SlowDown (throttled)",
+      attempt: 2,
+      next_attempt_at: null,
+    });
+    await plane.services.jobs.complete(FAKE_AGENT.id, again.id, again.fence, "succeeded", { result: RECIPE });
+    expect(await status(table.id)).toMatchObject({ status: "active", error: null, next_attempt_at: null });
+  });
+
+  it("fails at once with the reason when the first of three attempts fails for good (no Delta log)", async () => {
+    const table = await createTable(plane, "o.not-delta");
+    const job = await leaseJob(plane, table.onboarding_job_id);
+    const reason =
+      "s3://lake/o.not-delta is not a Delta table: no Delta log under s3://lake/o.not-delta/_delta_log/ (no commits)";
+    await plane.services.jobs.complete(FAKE_AGENT.id, job.id, job.fence, "failed", {
+      error: reason,
+      retryable: false,
+    });
+    expect(await status(table.id)).toMatchObject({
+      status: "failed",
+      error: reason,
+      job_status: "failed",
+      attempt: 1,
+      max_attempts: 3,
+      next_attempt_at: null,
+    });
   });
 
   it("fails when the agent's result is not a recipe, saying what is wrong", async () => {

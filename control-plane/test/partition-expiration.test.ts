@@ -1,7 +1,9 @@
 /**
  * `POST/GET /api/v1/tables/{table_id}/partition-expiration` and `POST .../validate`: the column rules
  * against the table's recipe, the retention default from the configuration, `as_of` from the
- * control plane's clock, validates that write nothing and never overlap, the list, and who may call.
+ * control plane's clock, validates that write nothing and never overlap, the validate's answers
+ * (200 with the answer, 202 with the job, 503 with nobody to ask), the list, and who may call.
+ * Agents are a connected row and the job service, not sockets (`agents-hub.test.ts` has those).
  */
 import { ManualClock } from "@lakesmith/shared";
 import { PartitionExpirationPayloadSchema } from "@lakesmith/shared/maintenance";
@@ -9,6 +11,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lakeTables } from "../src/db/schema.ts";
 import { ADMIN_KEY, startTestPlane, type TestPlane } from "./harness.ts";
+import { type ConnectedAgent, connectedAgent } from "./support/connected-agent.ts";
 import { expirationResult, expiredFile, fail, lease, succeed } from "./support/deletions.ts";
 import { activeTable, adminCall, createTable, RECIPE } from "./support/tables.ts";
 
@@ -16,9 +19,11 @@ import { activeTable, adminCall, createTable, RECIPE } from "./support/tables.ts
 const clock = new ManualClock(new Date("2026-03-01T23:30:00Z"));
 let plane: TestPlane;
 let admin: ReturnType<typeof adminCall>;
+let agent: ConnectedAgent;
 beforeAll(async () => {
   plane = await startTestPlane({ clock });
   admin = adminCall(plane);
+  agent = await connectedAgent(plane);
 });
 afterAll(() => plane.close());
 
@@ -26,7 +31,11 @@ let seq = 0;
 const table = (extra: Record<string, unknown> = {}) => activeTable(plane, `expire.t${++seq}`, extra);
 const base = (tableId: string) => `/api/v1/tables/${tableId}/partition-expiration`;
 const trigger = (tableId: string, body: unknown = {}) => admin("POST", base(tableId), body);
-const validate = (tableId: string, body: unknown = {}) => admin("POST", `${base(tableId)}/validate`, body);
+/** A validate, while the suite's agent is connected (the clock moves; it says it is alive first). */
+const validate = async (tableId: string, body: unknown = {}) => {
+  await agent.seen();
+  return admin("POST", `${base(tableId)}/validate`, body);
+};
 const list = async (tableId: string, query = "") => {
   const res = await admin("GET", `${base(tableId)}${query}`);
   expect(res.status).toBe(200);
@@ -231,6 +240,129 @@ describe("validates and overlapping expirations", () => {
   });
 });
 
+describe("the validate's answer", () => {
+  /** The id of the table's only expiration job, once the request has queued it. */
+  async function queuedJobOf(p: TestPlane, tableId: string): Promise<string> {
+    for (;;) {
+      const page = await p.services.jobs.list({ tableId, kinds: ["partition_expiration"] }, 0, 1);
+      if (page.items[0]) return page.items[0].id;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
+  it("answers 202 with the queued job when no agent answers within the wait (poll GET /jobs/{id})", async () => {
+    const t = await table();
+    const res = await validate(t.id);
+    expect(res.status).toBe(202);
+    const view = await res.json();
+    expect(view).toMatchObject({ status: "queued", validate: true, summary: null });
+    expect(view.result_note).toContain("queued");
+    const job = await admin("GET", `/api/v1/jobs/${view.id}`);
+    expect(job.status).toBe(200);
+    expect((await job.json()).status).toBe("queued");
+  });
+
+  describe("when the agent answers within the wait", () => {
+    let waiting: TestPlane;
+    beforeAll(async () => {
+      waiting = await startTestPlane({ clock, leaseTimings: { preflightWaitMs: 60_000 } });
+      await connectedAgent(waiting);
+    });
+    afterAll(() => waiting.close());
+
+    it("answers 200 with the answer as the summary", async () => {
+      const t = await activeTable(waiting, "expire.answered");
+      const asked = adminCall(waiting)("POST", `${base(t.id)}/validate`, { retention_days: 60 });
+      const id = await queuedJobOf(waiting, t.id);
+      const answer = expirationResult([expiredFile("2025-12-01")], {
+        validate: true,
+        dry_run: true,
+        retention_days: 60,
+        committed_version: null,
+        committed_at: null,
+      });
+      await succeed(waiting, id, answer);
+      const res = await asked;
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({
+        id,
+        status: "succeeded",
+        validate: true,
+        retention_days: 60,
+        summary: { can_run: true, files_count: 1, committed_version: null },
+        result_note: null,
+      });
+    });
+
+    it("answers 200 with the error when the job fails within the wait", async () => {
+      const t = await activeTable(waiting, "expire.answered-failed");
+      const asked = adminCall(waiting)("POST", `${base(t.id)}/validate`, {});
+      const id = await queuedJobOf(waiting, t.id);
+      await fail(waiting, id, "the table's log can't be read: access denied");
+      const res = await asked;
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({
+        id,
+        status: "failed",
+        summary: null,
+        error: "the table's log can't be read: access denied",
+      });
+    });
+  });
+
+  describe("when no connected agent may run it", () => {
+    const lonelyClock = new ManualClock(new Date("2026-03-01T12:00:00Z"));
+    let lonely: TestPlane;
+    let ask: ReturnType<typeof adminCall>;
+    beforeAll(async () => {
+      lonely = await startTestPlane({ clock: lonelyClock });
+      ask = adminCall(lonely);
+    });
+    afterAll(() => lonely.close());
+
+    const jobsOf = async (tableId: string) =>
+      (await lonely.services.jobs.list({ tableId, kinds: ["partition_expiration"] }, 0, 1)).total;
+    /** Asks, expects a 503 that queued nothing, and returns its detail. */
+    const refused = async (tableId: string) => {
+      const before = await jobsOf(tableId);
+      const res = await ask("POST", `${base(tableId)}/validate`, {});
+      expect(res.status).toBe(503);
+      expect(await jobsOf(tableId)).toBe(before);
+      return (await res.json()).detail as string;
+    };
+
+    it("answers 503 at once while no agent is connected, and queues nothing", async () => {
+      const t = await activeTable(lonely, "expire.nobody");
+      const detail = await refused(t.id);
+      expect(detail).toContain("no connected agent runs partition expiration");
+      expect(detail).toContain("s3://lake/expire.nobody");
+      expect(detail).toContain("nothing was queued");
+    });
+
+    it("answers 503 naming what the connected agents allow when none covers the table, and 202 once one does", async () => {
+      const t = await activeTable(lonely, "expire.outside");
+      await connectedAgent(lonely, { name: "other-bucket", allow: ["s3://other/"] });
+      await connectedAgent(lonely, { name: "vacuum-only", kinds: ["vacuum"] });
+      const detail = await refused(t.id);
+      expect(detail).toContain("other-bucket: s3://other");
+      expect(detail).not.toContain("vacuum-only");
+      await connectedAgent(lonely, { name: "lake-bucket", allow: ["s3://lake/expire.outside"] });
+      expect((await ask("POST", `${base(t.id)}/validate`, {})).status).toBe(202);
+    });
+
+    it("answers 503 when the only allowed agent is draining or has gone silent", async () => {
+      const t = await activeTable(lonely, "expire.silent", { uri: "gs://other-lake/silent" });
+      await connectedAgent(lonely, { name: "draining", allow: ["gs://other-lake/"], draining: true });
+      expect(await refused(t.id)).not.toContain("draining");
+      await connectedAgent(lonely, { name: "silent", allow: ["gs://other-lake/"] });
+      expect((await ask("POST", `${base(t.id)}/validate`, {})).status).toBe(202);
+      // Three heartbeats without a sign of life: the plane no longer counts it (nor any other).
+      lonelyClock.advance(lonely.services.jobs.timings.heartbeatMs * 3 + 1000);
+      expect(await refused(t.id)).toContain("no connected agent runs partition expiration");
+    });
+  });
+});
+
 describe("the list of a table's expiration jobs", () => {
   let t: { id: string };
   const ids: string[] = [];
@@ -314,6 +446,7 @@ describe("who may expire partitions", () => {
     expect((await plane.call("POST", `${base(t.id)}/validate`, { token: read, body: {} })).status).toBe(403);
     expect((await plane.call("POST", base(t.id), { token: deletions, body: {} })).status).toBe(403);
     expect((await plane.call("GET", base(t.id), { token: read })).status).toBe(200);
+    await agent.seen();
     expect((await plane.call("POST", `${base(t.id)}/validate`, { token: write, body: {} })).status).toBe(202);
     expect((await plane.call("POST", base(t.id), { token: write, body: {} })).status).toBe(202);
   });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_KEY, startTestPlane, type TestPlane } from "./harness.ts";
+import { UserSchema, type UserWire } from "../src/users/schemas.ts";
+import { ADMIN_KEY, ADMIN_PASSWORD, startTestPlane, type TestPlane } from "./harness.ts";
 
 let plane: TestPlane;
 beforeAll(async () => {
@@ -233,5 +234,42 @@ describe("status, roles and deletion", () => {
     expect(page).toMatchObject({ offset: 1, limit: 2 });
     expect(page.total).toBeGreaterThan(2);
     expect((await admin("GET", "/api/v1/users?limit=0")).status).toBe(422);
+  });
+
+  it("lists every kind of user exactly as GET /users/{id} shows it, oldest first", async () => {
+    // The list's items are JSON made by SQLite (users/view.ts), single users by toWire: the same
+    // wire form for protected and plain, password and SSO, active and inactive, logged in or not.
+    const sso = await (
+      await admin("POST", "/api/v1/users", {
+        full_name: 'Zoë "Q" Ünicode \\ ✓',
+        email: "zoe.q@example.com",
+        role: "Editor",
+        auth_type: "saml",
+      })
+    ).json();
+    await admin("PATCH", `/api/v1/users/${sso.id}`, { status: "inactive" });
+    await plane.userWithRole("Viewer"); // logs in
+    await plane.login("admin", ADMIN_PASSWORD);
+
+    const res = await admin("GET", "/api/v1/users?limit=1000");
+    expect(res.headers.get("content-type")).toContain("application/json");
+    const page = await res.json();
+    expect(page).toMatchObject({ offset: 0, limit: 1000, total: page.items.length });
+    for (const item of page.items) {
+      expect(item).toEqual(await (await admin("GET", `/api/v1/users/${item.id}`)).json());
+      expect(UserSchema.parse(item)).toEqual(item);
+    }
+    const kinds = page.items.map((u: UserWire) => [
+      u.protected,
+      u.auth_type,
+      u.status,
+      u.last_login_at !== null,
+    ]);
+    expect(kinds).toContainEqual([true, "password", "active", true]);
+    expect(kinds).toContainEqual([false, "saml", "inactive", false]);
+    expect(kinds).toContainEqual([false, "password", "active", true]);
+    const created = page.items.map((u: UserWire) => u.created_at);
+    expect(created).toEqual([...created].sort());
+    expect((await (await admin("GET", "/api/v1/users?offset=5000")).json()).items).toEqual([]);
   });
 });

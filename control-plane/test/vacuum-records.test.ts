@@ -8,6 +8,7 @@
 import { ManualClock } from "@lakesmith/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY, startTestPlane, type TestPlane } from "./harness.ts";
+import { connectedAgent } from "./support/connected-agent.ts";
 import {
   AGENT,
   expirationResult,
@@ -337,6 +338,7 @@ describe("a partition expiration's records", () => {
     });
     expect(dry.records).toEqual([]);
     expect((await storedResult(dry.jobId)).files).toHaveLength(1);
+    await connectedAgent(plane); // a validate is queued only while an agent that may run it is connected
     const { id: validateId } = await (
       await admin("POST", `/api/v1/tables/${t.id}/partition-expiration/validate`, {})
     ).json();

@@ -2,11 +2,12 @@
  * `npm run bench:screen`: starts the appliance (CPU execution provider) in a child process with a
  * throwaway license and loads it with autocannon: 1 KB texts, every classification type, every
  * bias and toxicity type, numbered redaction. Prints requests/s, p50 and p99 latency and the
- * execution provider the server reported.
+ * execution provider the server reported. The appliance and the license's temporary folder are
+ * gone when it ends, however it ends (also on an error or Ctrl-C).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { base, en, Faker } from "@faker-js/faker";
@@ -54,7 +55,14 @@ async function waitForHealth(): Promise<{ executionProvider: string }> {
   throw new Error("the appliance did not start within 30 s");
 }
 
+let server: ChildProcess | undefined;
 const dir = mkdtempSync(join(tmpdir(), "screen-bench-"));
+process.on("exit", () => {
+  server?.kill("SIGTERM");
+  rmSync(dir, { recursive: true, force: true });
+});
+process.once("SIGINT", () => process.exit(130));
+process.once("SIGTERM", () => process.exit(143));
 const vendor = generateKeyPairSync("ed25519");
 const licensePath = join(dir, "screen.lic");
 writeFileSync(
@@ -67,7 +75,6 @@ writeFileSync(
   }),
 );
 
-let server: ChildProcess | undefined;
 try {
   server = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: join(import.meta.dirname, ".."),
@@ -130,5 +137,13 @@ try {
   console.log(`latency p50: ${result.latency.p50} ms, p99: ${result.latency.p99} ms`);
   if (non2xx > 0) process.exitCode = 1;
 } finally {
-  server?.kill("SIGTERM");
+  await stop(server);
+}
+
+/** Ends the appliance and waits for it to exit. */
+async function stop(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
 }

@@ -3,10 +3,10 @@
  * CUDA or CPU, and serves on PORT (8080). A bad license does not stop the start: `/health` and the
  * 503 answers say what is wrong.
  */
-import { serve } from "@hono/node-server";
 import { createApp } from "./app.ts";
 import { describeMounted } from "./classify/mounted/load.ts";
 import { parseConfig } from "./config.ts";
+import { serveApp } from "./http/serve.ts";
 import { licenseStateAt, loadLicense } from "./license/license.ts";
 import { createMetrics } from "./metrics.ts";
 import { DEFAULT_MODEL_DIR, loadModels } from "./models.ts";
@@ -54,9 +54,12 @@ async function main(): Promise<void> {
     metrics: createMetrics({ defaults: true }),
     maxBodyBytes: config.SCREEN_MAX_BODY_BYTES,
   });
-  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
-    console.log(`[screen] listening on http://${config.HOST}:${info.port}`);
+  const { server, port } = await serveApp(app, {
+    port: config.PORT,
+    hostname: config.HOST,
+    maxBodyBytes: config.SCREEN_MAX_BODY_BYTES,
   });
+  console.log(`[screen] listening on http://${config.HOST}:${port}`);
 
   const stop = (signal: string) => {
     console.log(`[screen] ${signal}: closing`);

@@ -219,6 +219,11 @@ export const CrunchResultSchema = z.object({
   partitions_skipped: z.number().int().nonnegative(),
   settings: CrunchSettingsSchema.nullable(),
   duration_ms: z.number().nonnegative(),
+  /**
+   * What a reader of the result should know beyond the figures: no file fell in the date range (and
+   * which range), or the cluster columns were not applied (and why).
+   */
+  notes: z.array(z.string()).optional(),
   /** Where the time went: loading the log, choosing settings, rewriting and validating, uploading, committing. */
   phases_ms: z.record(z.string(), z.number().nonnegative()).optional(),
 });

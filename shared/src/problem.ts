@@ -20,6 +20,7 @@ const TITLES: Record<number, string> = {
   415: "Unsupported Media Type",
   426: "Upgrade Required",
   422: "Unprocessable Content",
+  429: "Too Many Requests",
   500: "Internal Server Error",
   503: "Service Unavailable",
 };
@@ -35,6 +36,7 @@ const SLUGS: Record<number, string> = {
   415: "unsupported-media-type",
   426: "upgrade-required",
   422: "validation-error",
+  429: "too-many-requests",
   500: "internal-error",
   503: "unavailable",
 };

@@ -15,7 +15,10 @@
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { PlaneMessageSchema } from "@lakesmith/shared/protocol";
+import WebSocket from "ws";
 import { connectAgent, hello, type TestAgentSocket } from "../../control-plane/test/support/agent-client.ts";
+import { stopProcess } from "./lifecycle.ts";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 1000);
 const RATES = (process.env.BENCH_RATES ?? "50,100").split(",").map(Number);
@@ -75,44 +78,51 @@ async function memory(): Promise<{ rss: number; heap: number }> {
   return { rss: Number(rss), heap: Number(heap) };
 }
 
-async function agent(name: string, capacity: number, onLeased?: (jobId: string) => void) {
+async function agent(name: string, capacity: number) {
   const { token } = (await api("POST", "/api/v1/agents", { name })) as { token: string };
   const socket = await connectAgent(base, token);
-  const ws = socket as TestAgentSocket;
-  ws.send(hello({ kinds: ["noop"], capacity }));
-  await ws.next("welcome", 30_000);
-  if (onLeased) void work(ws, onLeased);
-  return ws;
+  socket.send(hello({ kinds: ["noop"], capacity }));
+  await socket.next("welcome", 30_000);
+  return socket;
 }
 
-/** Acknowledges every offer and finishes every leased job at once. */
-async function work(ws: TestAgentSocket, onLeased: (jobId: string) => void) {
-  const offers = async () => {
-    for (;;) {
-      const { job } = await ws.next("offer", 3_600_000);
-      ws.send({ type: "ack", job_id: job.id, fence: job.fence });
-    }
-  };
-  const leases = async () => {
-    for (;;) {
-      const leased = await ws.next("leased", 3_600_000);
-      onLeased(leased.job_id);
-      ws.send({ type: "result", job_id: leased.job_id, fence: leased.fence, outcome: "succeeded" });
-    }
-  };
-  await Promise.all([offers(), leases()]);
+/**
+ * An agent that acknowledges every offer and finishes every leased job at once, driven by its
+ * socket's messages (no waits with timers, so nothing is left pending when it is closed).
+ */
+async function worker(name: string, capacity: number, onLeased: (jobId: string) => void) {
+  const { token } = (await api("POST", "/api/v1/agents", { name })) as { token: string };
+  const ws = new WebSocket(`${base.replace(/^http/, "ws")}/api/v1/agents/connect`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const send = (message: unknown) => ws.send(JSON.stringify(message));
+  const welcomed = new Promise<void>((resolve, reject) => {
+    ws.once("error", reject);
+    ws.on("message", (data) => {
+      const message = PlaneMessageSchema.parse(JSON.parse(String(data)));
+      if (message.type === "welcome") resolve();
+      else if (message.type === "offer")
+        send({ type: "ack", job_id: message.job.id, fence: message.job.fence });
+      else if (message.type === "leased") {
+        onLeased(message.job_id);
+        send({ type: "result", job_id: message.job_id, fence: message.fence, outcome: "succeeded" });
+      }
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once("open", () => resolve());
+    ws.once("error", reject);
+  });
+  send(hello({ kinds: ["noop"], capacity }));
+  await welcomed;
+  return ws;
 }
 
 const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 
-// 1. Latency.
 const started = new Map<string, number>();
-const onLeased = (id: string) => started.set(id, performance.now());
-const workers = [];
-for (let i = 0; i < 4; i++) workers.push(await agent(`bench-worker-${i}`, 8, onLeased));
-
 /** Resolves once every job of the batch has started. */
 async function allStarted(batch: Map<string, number>) {
   while ([...batch.keys()].some((id) => !started.has(id))) await new Promise((r) => setTimeout(r, 10));
@@ -137,39 +147,48 @@ async function enqueueAtRate(count: number, rate: number): Promise<Map<string, n
   return sentAt;
 }
 
-// Warm-up (not measured): the first requests pay for JIT and lazily loaded modules.
-await allStarted(await enqueueAtRate(300, RATES[0] ?? 50));
-console.log(
-  `enqueue-to-start over ${JOBS} jobs (4 agents × capacity 8, loopback; targets: p50 < 20 ms, p99 < 100 ms):`,
-);
-for (const rate of RATES) {
-  const sentAt = await enqueueAtRate(JOBS, rate);
-  await allStarted(sentAt);
-  const latencies = [...sentAt].map(([id, at]) => (started.get(id) ?? 0) - at).sort((a, b) => a - b);
-  const f = (ms: number) => `${ms.toFixed(1)} ms`;
+/** Every socket still open, closed when the bench ends (however it ends). */
+const sockets: { terminate(): void }[] = [];
+try {
+  // 1. Latency.
+  const onLeased = (id: string) => started.set(id, performance.now());
+  for (let i = 0; i < 4; i++) sockets.push(await worker(`bench-worker-${i}`, 8, onLeased));
+
+  // Warm-up (not measured): the first requests pay for JIT and lazily loaded modules.
+  await allStarted(await enqueueAtRate(300, RATES[0] ?? 50));
   console.log(
-    `  at ${rate} jobs/s: p50 ${f(quantile(latencies, 0.5))}   p99 ${f(quantile(latencies, 0.99))}   max ${f(latencies.at(-1) ?? 0)}`,
+    `enqueue-to-start over ${JOBS} jobs (4 agents × capacity 8, loopback; targets: p50 < 20 ms, p99 < 100 ms):`,
   );
-}
-for (const w of workers) w.terminate();
+  for (const rate of RATES) {
+    const sentAt = await enqueueAtRate(JOBS, rate);
+    await allStarted(sentAt);
+    const latencies = [...sentAt].map(([id, at]) => (started.get(id) ?? 0) - at).sort((a, b) => a - b);
+    const f = (ms: number) => `${ms.toFixed(1)} ms`;
+    console.log(
+      `  at ${rate} jobs/s: p50 ${f(quantile(latencies, 0.5))}   p99 ${f(quantile(latencies, 0.99))}   max ${f(latencies.at(-1) ?? 0)}`,
+    );
+  }
+  for (const w of sockets.splice(0)) w.terminate();
 
-// 2. Memory with idle agents.
-const before = await memory();
-const idle: TestAgentSocket[] = [];
-const t1 = performance.now();
-for (let i = 0; i < IDLE_AGENTS; i += 50) {
-  const batch = await Promise.all(
-    Array.from({ length: Math.min(50, IDLE_AGENTS - i) }, (_, j) => agent(`bench-idle-${i + j}`, 4)),
+  // 2. Memory with idle agents.
+  const before = await memory();
+  const idle: TestAgentSocket[] = [];
+  const t1 = performance.now();
+  for (let i = 0; i < IDLE_AGENTS; i += 50) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(50, IDLE_AGENTS - i) }, (_, j) => agent(`bench-idle-${i + j}`, 4)),
+    );
+    idle.push(...batch);
+    sockets.push(...batch);
+  }
+  const connectS = ((performance.now() - t1) / 1000).toFixed(1);
+  const after = await memory();
+  const listed = await api("GET", "/api/v1/agents?limit=1");
+  console.log(`control plane memory with ${idle.length} connected idle agents (connected in ${connectS} s):`);
+  console.log(
+    `  RSS ${mb(after.rss)} (before the agents: ${mb(before.rss)}); heap ${mb(after.heap)}; agents listed: ${listed.total}   (target: < 300 MB)`,
   );
-  idle.push(...batch);
+} finally {
+  for (const s of sockets) s.terminate();
+  await stopProcess(child);
 }
-const connectS = ((performance.now() - t1) / 1000).toFixed(1);
-const after = await memory();
-const listed = await api("GET", "/api/v1/agents?limit=1");
-console.log(`control plane memory with ${idle.length} connected idle agents (connected in ${connectS} s):`);
-console.log(
-  `  RSS ${mb(after.rss)} (before the agents: ${mb(before.rss)}); heap ${mb(after.heap)}; agents listed: ${listed.total}   (target: < 300 MB)`,
-);
-
-for (const s of idle) s.terminate();
-child.kill("SIGTERM");

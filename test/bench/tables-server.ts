@@ -4,24 +4,25 @@
  * schedule each (run times spread over the day's 1,440 minutes), 3% pending, 2% failed. Sends
  * `{ready, port, key}` over IPC, then answers `{tick}` messages with the duration of one scheduler
  * tick after making schedules due: `none`, `minute` (those of one run time, as at any minute of a
- * day), `some` (1,000) or `all`.
+ * day), `some` (1,000) or `all`. Stops when told to or when the bench goes away (its IPC channel
+ * closes), and removes its folder.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { startNodeServer } from "../../control-plane/src/adapter/node-server.ts";
+import { benchFolder, onShutdown } from "./lifecycle.ts";
 
 const N = Number(process.env.BENCH_TABLES ?? 100_000);
 const SOME = 1000;
 const key = `lsk_${"c".repeat(40)}`;
-const dir = mkdtempSync(join(tmpdir(), "lakesmith-bench-tables-"));
+const dir = benchFolder("lakesmith-bench-tables-");
 const server = await startNodeServer({
   dbUrl: `file:${join(dir, "bench.db")}`,
   port: 0,
   schedulerIntervalMs: 0,
   bootstrap: { adminApiKey: key, adminPassword: "bench-admin-password" },
 });
+onShutdown(() => server.stop());
 const { db } = server.services;
 
 const recipe = JSON.stringify({
@@ -78,11 +79,5 @@ process.on("message", (message: { tick: Due }) => {
     (figures) => process.send?.({ tick: message.tick, ...figures }),
     (err) => process.send?.({ error: String(err) }),
   );
-});
-process.on("SIGTERM", () => {
-  server.stop().finally(() => {
-    rmSync(dir, { recursive: true, force: true });
-    process.exit(0);
-  });
 });
 process.send?.({ ready: true, port: server.port, key, seedMs });

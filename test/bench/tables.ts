@@ -28,6 +28,7 @@ import { Agent, get } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { stopProcess } from "./lifecycle.ts";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 /**
@@ -202,8 +203,7 @@ for (const size of SIZES) {
       `  scheduler tick, all ${String(ticks.all?.due).padEnd(6)} due                               ${f(ticks.all?.ms ?? Number.NaN)} ms  (${ticks.all?.fired} jobs queued)`,
     );
   } finally {
-    child.kill("SIGTERM");
-    await new Promise((resolve) => child.once("exit", resolve));
+    await stopProcess(child);
   }
 }
 console.log(

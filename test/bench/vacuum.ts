@@ -11,8 +11,7 @@
  * both plans only list the store and read the log. BENCH_DIR keeps (and reuses) the table.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PartitionExpirationPayloadSchema, VacuumPayloadSchema } from "@lakesmith/shared/maintenance";
 import { pino } from "pino";
@@ -22,6 +21,7 @@ import { runPartitionExpiration } from "../../agent/src/maintenance/expire.ts";
 import { runVacuum } from "../../agent/src/maintenance/vacuum.ts";
 import type { JobContext } from "../../agent/src/registry.ts";
 import { FileStore } from "../../agent/src/store/index.ts";
+import { benchFolder, exitOnInterrupt } from "./lifecycle.ts";
 
 const FILES = Number(process.env.BENCH_FILES ?? 100_000);
 const DAYS = 365;
@@ -44,23 +44,29 @@ async function main() {
   const [flag, plan, dir] = process.argv.slice(2);
   if (flag === "--measure" && plan && dir) return measure(plan, dir);
 
-  const path = process.env.BENCH_DIR ?? join(mkdtempSync(join(tmpdir(), "lakesmith-bench-vacuum-")), "table");
-  if (!existsSync(join(path, "_delta_log"))) {
-    const t0 = performance.now();
-    await buildTable(path);
-    console.log(
-      `built ${FILES.toLocaleString("en")} objects in ${((performance.now() - t0) / 1000).toFixed(1)} s at ${path}`,
-    );
+  // A table of our own is removed however the run ends; one in BENCH_DIR is kept for the next run.
+  exitOnInterrupt();
+  const own = process.env.BENCH_DIR ? undefined : benchFolder("lakesmith-bench-vacuum-");
+  const path = own ? join(own, "table") : (process.env.BENCH_DIR as string);
+  try {
+    if (!existsSync(join(path, "_delta_log"))) {
+      const t0 = performance.now();
+      await buildTable(path);
+      console.log(
+        `built ${FILES.toLocaleString("en")} objects in ${((performance.now() - t0) / 1000).toFixed(1)} s at ${path}`,
+      );
+    }
+    const rows = ["vacuum", "expire"].map((p) => child(p, path));
+    console.log("\nplan                          seconds   peak RSS   result");
+    for (const r of rows)
+      console.log(
+        `${r.plan.padEnd(28)}${r.seconds.toFixed(2).padStart(9)}${`${r.peakRssMb} MB`.padStart(11)}   ${r.summary}`,
+      );
+    console.log(`targets: < ${TARGET_SECONDS} s and < ${TARGET_MB} MB each`);
+    if (rows.some((r) => r.seconds >= TARGET_SECONDS || r.peakRssMb >= TARGET_MB)) process.exitCode = 1;
+  } finally {
+    if (own) rmSync(own, { recursive: true, force: true });
   }
-  const rows = ["vacuum", "expire"].map((p) => child(p, path));
-  console.log("\nplan                          seconds   peak RSS   result");
-  for (const r of rows)
-    console.log(
-      `${r.plan.padEnd(28)}${r.seconds.toFixed(2).padStart(9)}${`${r.peakRssMb} MB`.padStart(11)}   ${r.summary}`,
-    );
-  console.log(`targets: < ${TARGET_SECONDS} s and < ${TARGET_MB} MB each`);
-  if (!process.env.BENCH_DIR) rmSync(join(path, ".."), { recursive: true, force: true });
-  if (rows.some((r) => r.seconds >= TARGET_SECONDS || r.peakRssMb >= TARGET_MB)) process.exitCode = 1;
 }
 
 /** Runs one plan in a fresh process, so its peak RSS is its own. */
@@ -79,7 +85,8 @@ function child(plan: string, path: string): Measured {
 
 async function measure(plan: string, path: string): Promise<void> {
   const store = new FileStore(path);
-  const scratch = mkdtempSync(join(tmpdir(), "lakesmith-bench-scratch-"));
+  exitOnInterrupt();
+  const scratch = benchFolder("lakesmith-bench-scratch-");
   const ctx = <P>(kind: string, payload: P): JobContext<P> => ({
     job: { id: `bench-${kind}`, kind, fence: 1, attempt: 1, priority: "P2", table_id: "bench", payload: {} },
     payload,
@@ -91,30 +98,34 @@ async function measure(plan: string, path: string): Promise<void> {
   const table = { table_id: "bench", uri: store.uri, format: "delta" };
   const t0 = performance.now();
   let summary: string;
-  if (plan === "vacuum") {
-    const result = await runVacuum(
-      ctx("vacuum", VacuumPayloadSchema.parse({ ...table, mode: "full", dry_run: true })),
-      { store, memoryLimitMb: 256 },
-    );
-    summary = `${result.objects_listed} listed, ${result.files_count} proposed (${count(result.files, "tombstone")} tombstones, ${count(result.files, "orphan")} orphans), kept ${JSON.stringify(result.kept)}`;
-  } else {
-    const result = await runPartitionExpiration(
-      ctx(
-        "partition_expiration",
-        PartitionExpirationPayloadSchema.parse({
-          ...table,
-          partition_column: "event_date",
-          as_of: "2026-01-01",
-          retention_days: 180,
-          dry_run: true,
-        }),
-      ),
-      { store, memoryLimitMb: 256 },
-    );
-    summary = `${result.partitions.length} partitions, ${result.files_count} files before ${result.cutoff_date}`;
+  let seconds: number;
+  try {
+    if (plan === "vacuum") {
+      const result = await runVacuum(
+        ctx("vacuum", VacuumPayloadSchema.parse({ ...table, mode: "full", dry_run: true })),
+        { store, memoryLimitMb: 256 },
+      );
+      summary = `${result.objects_listed} listed, ${result.files_count} proposed (${count(result.files, "tombstone")} tombstones, ${count(result.files, "orphan")} orphans), kept ${JSON.stringify(result.kept)}`;
+    } else {
+      const result = await runPartitionExpiration(
+        ctx(
+          "partition_expiration",
+          PartitionExpirationPayloadSchema.parse({
+            ...table,
+            partition_column: "event_date",
+            as_of: "2026-01-01",
+            retention_days: 180,
+            dry_run: true,
+          }),
+        ),
+        { store, memoryLimitMb: 256 },
+      );
+      summary = `${result.partitions.length} partitions, ${result.files_count} files before ${result.cutoff_date}`;
+    }
+    seconds = (performance.now() - t0) / 1000;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
   }
-  const seconds = (performance.now() - t0) / 1000;
-  rmSync(scratch, { recursive: true, force: true });
   const names = { vacuum: "vacuum plan (full)", expire: "expiration plan (dry run)" };
   const row: Measured = { plan: names[plan as keyof typeof names], seconds, peakRssMb: peakRssMb(), summary };
   console.log(JSON.stringify(row));
@@ -202,7 +213,7 @@ async function buildTable(path: string): Promise<void> {
 
   const store = new FileStore(path);
   const engine = await Engine.open({ memoryLimitMb: 1024 });
-  const scratch = mkdtempSync(join(tmpdir(), "lakesmith-bench-build-"));
+  const scratch = benchFolder("lakesmith-bench-build-");
   try {
     const snapshot = await loadSnapshot(store, engine, { scratchDir: scratch });
     // The checkpoint keeps every tombstone (as one written when the oldest remove was fresh would).

@@ -49,6 +49,8 @@ export interface InProcessAgentOptions {
   concurrency?: number;
   allow?: string[];
   drainTimeoutMs?: number;
+  /** The agent's scratch folder; the caller removes it. Default: a new folder under the OS temp folder. */
+  scratch?: string;
 }
 
 /** Starts an agent in this process; stop it with `agent.stop()` or `agent.drain()`. */
@@ -64,7 +66,7 @@ export async function startAgent(
       token,
       concurrency: options.concurrency ?? 2,
       allow: options.allow ?? [],
-      scratch: mkdtempSync(join(tmpdir(), "lakesmith-agent-scratch-")),
+      scratch: options.scratch ?? mkdtempSync(join(tmpdir(), "lakesmith-agent-scratch-")),
       drain_timeout_ms: options.drainTimeoutMs ?? 5000,
       reconnect_base_ms: 50,
       reconnect_max_ms: 500,

@@ -18,6 +18,8 @@ export const FAST_TIMINGS = {
   heartbeatMs: 300,
   retryBaseMs: 100,
   retryMaxMs: 400,
+  // Long enough that a validate a real agent answers is always answered 200, however busy the machine.
+  preflightWaitMs: 60_000,
 };
 const REAP_INTERVAL_MS = 100;
 

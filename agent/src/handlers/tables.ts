@@ -29,7 +29,10 @@ import { type ObjectStore, type StoreOptions, storeFor } from "../store/index.ts
 export type TableHandlerConfig = Pick<
   AgentConfig,
   "s3_region" | "s3_endpoint" | "s3_force_path_style" | "memory_limit_mb"
->;
+> &
+  Partial<
+    Pick<AgentConfig, "s3_max_attempts" | "s3_retry_base_ms" | "s3_retry_max_ms" | "s3_stall_timeout_ms">
+  >;
 
 /** The store options the agent's configuration gives (credentials come from the SDK's chain). */
 export function storeOptions(config: TableHandlerConfig): StoreOptions {
@@ -38,6 +41,12 @@ export function storeOptions(config: TableHandlerConfig): StoreOptions {
       ...(config.s3_region ? { region: config.s3_region } : {}),
       ...(config.s3_endpoint ? { endpoint: config.s3_endpoint } : {}),
       forcePathStyle: config.s3_force_path_style,
+      retry: {
+        ...(config.s3_max_attempts ? { attempts: config.s3_max_attempts } : {}),
+        ...(config.s3_retry_base_ms ? { baseMs: config.s3_retry_base_ms } : {}),
+        ...(config.s3_retry_max_ms ? { maxMs: config.s3_retry_max_ms } : {}),
+        ...(config.s3_stall_timeout_ms ? { stallTimeoutMs: config.s3_stall_timeout_ms } : {}),
+      },
     },
   };
 }

@@ -4,11 +4,22 @@
  * size: partition values come from the log (at most `MAX_PARTITION_VALUES` distinct per column), and
  * columns are profiled on at most `SAMPLE_FILES` files and `SAMPLE_BYTES` bytes, spread across the
  * table's partitions, each read only up to `SAMPLE_ROWS` rows.
+ *
+ * Failures another attempt can't fix fail the job at once (`retryable: false`), with the reason:
+ * another format, no Delta log at the URI, a log the agent does not read, a table it may not manage.
+ * Anything else (a store that throttles or times out, a log being rewritten) is retried.
  */
 import { join } from "node:path";
 import type { OnboardingPayload, OnboardingRecipeResult } from "@lakesmith/shared/jobs";
 import { partitionKey } from "../crunch/plan.ts";
-import { type AddFile, type DataType, dataFileLocation, loadSnapshot, writeRefusal } from "../delta/index.ts";
+import {
+  type AddFile,
+  type DataType,
+  DeltaLogError,
+  dataFileLocation,
+  loadSnapshot,
+  writeRefusal,
+} from "../delta/index.ts";
 import { duckdbColumns } from "../delta/schema.ts";
 import { Engine, profileColumns } from "../engine/index.ts";
 import type { JobContext } from "../registry.ts";
@@ -40,7 +51,11 @@ export async function runInspection(
   });
   try {
     ctx.progress({ phase: "reading the log" });
-    const snapshot = await loadSnapshot(options.store, engine, { scratchDir: join(ctx.scratchDir, "log") });
+    const snapshot = await loadSnapshot(options.store, engine, {
+      scratchDir: join(ctx.scratchDir, "log"),
+    }).catch((err: unknown) => {
+      throw permanentLogError(err, ctx.payload.uri);
+    });
     const refusal = writeRefusal(snapshot);
     if (refusal) throw new JobError(`the table can't be managed safely: ${refusal}`, { retryable: false });
 
@@ -69,6 +84,26 @@ export async function runInspection(
   } finally {
     engine.close();
   }
+}
+
+/**
+ * A log error that no later attempt changes, as a permanent failure: no Delta log at the URI (not a
+ * Delta table, or the URI names another folder) or a log written with what the agent does not read.
+ * A missing commit or a log without metadata may be a writer's cleanup in flight: left retryable.
+ */
+function permanentLogError(err: unknown, uri: string): unknown {
+  if (!(err instanceof DeltaLogError)) return err;
+  if (err.code === "not_a_table")
+    return new JobError(
+      `${uri} is not a Delta table: ${err.message}. Point the table's URI at the folder that holds _delta_log/, then retry onboarding`,
+      { retryable: false, cause: err },
+    );
+  if (err.code === "unsupported")
+    return new JobError(`the Delta log of ${uri} can't be read: ${err.message}`, {
+      retryable: false,
+      cause: err,
+    });
+  return err;
 }
 
 function typeName(type: DataType): string {

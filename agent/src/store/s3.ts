@@ -7,14 +7,20 @@
  * - `endpoint` and `forcePathStyle` reach S3-compatible servers. With an endpoint, request
  *   checksums are sent only where the API requires them: many such servers do not understand the
  *   SDK's streaming checksum trailers.
- * - Every request retries with the SDK's standard strategy (exponential backoff with jitter,
- *   `maxAttempts` in all). Writes of streams and files go through `@aws-sdk/lib-storage`, which
- *   buffers each part, so a retry resends one part, not the object; objects above `partSize`
- *   become multipart uploads, aborted if any part fails.
+ * - Faults (`retry.ts`): 5xx, throttling and network errors are retried with jittered exponential
+ *   backoff up to `retry.attempts`; a request silent for `retry.stallTimeoutMs` is abandoned and
+ *   retried; a read's body that breaks, stalls or ends short resumes where it stopped
+ *   (`s3-read.ts`). When the budget is spent, a `StoreError("unavailable")` names the operation,
+ *   the object and the last status. Writes send buffers (whole bodies up to `partSize`, else one
+ *   multipart part at a time through `@aws-sdk/lib-storage`), so each retry resends one buffer;
+ *   a multipart upload whose part fails for good is aborted, leaving no object.
  * - Write-if-absent is `PutObject` with `If-None-Match: *`. A 412 means the key exists; a 409
  *   (ConditionalRequestConflict) means another conditional write to the key was in flight. Both
- *   are outcomes. One caveat: if an attempt lands but its response is lost, the retry sees our own
- *   object and answers 412, so a caller that must know who won (a Delta commit) compares content.
+ *   are outcomes. If an attempt landed but its answer was lost, the retry meets our own object: so
+ *   a 412 or 409 after a retried attempt is settled by reading the object back, and it is ours
+ *   (`written`) exactly when its bytes are the ones we sent.
+ * - Deletes are idempotent: a key already gone counts as deleted, so a retried DeleteObjects whose
+ *   first attempt landed reports each key once, as deleted.
  */
 
 import type { Readable } from "node:stream";
@@ -28,9 +34,18 @@ import {
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import { sourceBytes, sourceStream } from "./body.ts";
+import { readAll, sourceBytes, sourceStream } from "./body.ts";
 import { checkKey, checkPrefix } from "./keys.ts";
 import { downloadObject } from "./local.ts";
+import {
+  attemptsOf,
+  DEFAULT_RETRY,
+  type RetryPolicy,
+  sdkRetryStrategy,
+  statusOf,
+  unavailable,
+} from "./retry.ts";
+import { resumingBody } from "./s3-read.ts";
 import {
   type ByteRange,
   type DeleteResult,
@@ -55,8 +70,10 @@ export interface S3StoreOptions {
   forcePathStyle?: boolean;
   /** Fixed credentials; otherwise the SDK's default provider chain. */
   credentials?: S3ClientConfig["credentials"];
-  /** Attempts per request, first included (default 5). */
+  /** Attempts per request, first included (default 5); shorthand for `retry.attempts`. */
   maxAttempts?: number;
+  /** Retries, backoff and the stall timeout (defaults: `DEFAULT_RETRY`). */
+  retry?: Partial<RetryPolicy>;
   /** Multipart part size and threshold in bytes (default 16 MiB, at least `MIN_PART_SIZE`). */
   partSize?: number;
   /** Parts uploaded at once (default 4); memory is about `partSize * queueSize`. */
@@ -73,6 +90,7 @@ export class S3Store implements ObjectStore {
   private readonly partSize: number;
   private readonly queueSize: number;
   private readonly maxConditionalBytes: number;
+  private readonly retry: RetryPolicy;
 
   /** `prefix` is the key prefix of the root: empty or ending with `/`. */
   constructor(
@@ -85,7 +103,8 @@ export class S3Store implements ObjectStore {
     this.partSize = Math.max(MIN_PART_SIZE, options.partSize ?? 16 * 1024 * 1024);
     this.queueSize = options.queueSize ?? 4;
     this.maxConditionalBytes = options.maxConditionalBytes ?? 64 * 1024 * 1024;
-    this.client = options.client ?? new S3Client(clientConfig(options));
+    this.retry = retryPolicy(options);
+    this.client = options.client ?? new S3Client(clientConfig(options, this.retry));
   }
 
   uriOf(key: string): string {
@@ -98,8 +117,16 @@ export class S3Store implements ObjectStore {
       { client: this.client },
       { Bucket: this.bucket, Prefix: this.prefix + prefix },
     );
-    for await (const page of pages) {
-      for (const o of page.Contents ?? []) {
+    const iterator = pages[Symbol.asyncIterator]();
+    for (;;) {
+      let page: Awaited<ReturnType<typeof iterator.next>>;
+      try {
+        page = await iterator.next();
+      } catch (err) {
+        throw this.failure("LIST", `${this.uri}${prefix}*`, err);
+      }
+      if (page.done) return;
+      for (const o of page.value.Contents ?? []) {
         if (o.Key === undefined) continue;
         yield {
           key: o.Key.slice(this.prefix.length),
@@ -123,25 +150,28 @@ export class S3Store implements ObjectStore {
         ...(out.ETag ? { etag: out.ETag } : {}),
       };
     } catch (err) {
-      if (status(err) === 404) return undefined;
-      throw err;
+      if (statusOf(err) === 404) return undefined;
+      throw this.failure("HEAD", this.uriOf(key), err);
     }
   }
 
   async read(key: string, range?: ByteRange): Promise<Readable> {
-    try {
-      const out = await this.client.send(
+    const uri = this.uriOf(key);
+    const get = (r: ByteRange | undefined, ifMatch?: string) =>
+      this.client.send(
         new GetObjectCommand({
           Bucket: this.bucket,
           Key: this.keyOf(key),
-          ...(range ? { Range: `bytes=${range.start}-${range.end ?? ""}` } : {}),
+          ...(r ? { Range: `bytes=${r.start}-${r.end ?? ""}` } : { ChecksumMode: "ENABLED" }),
+          ...(ifMatch ? { IfMatch: ifMatch } : {}),
         }),
       );
-      // In Node the SDK's body is an http.IncomingMessage, a Readable.
-      return out.Body as Readable;
+    try {
+      const first = await get(range);
+      return resumingBody(first, { uri, range, policy: this.retry, get });
     } catch (err) {
-      if (status(err) === 404) throw new StoreError("not_found", `no object at ${this.uriOf(key)}`);
-      throw err;
+      if (statusOf(err) === 404) throw new StoreError("not_found", `no object at ${uri}`, { status: 404 });
+      throw this.failure("GET", uri, err);
     }
   }
 
@@ -154,7 +184,11 @@ export class S3Store implements ObjectStore {
     if (typeof source === "string" || source instanceof Uint8Array) {
       const body = await sourceBytes(source);
       if (body.byteLength <= this.partSize) {
-        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key, Body: body }));
+        try {
+          await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key, Body: body }));
+        } catch (err) {
+          throw this.failure("PUT", this.uriOf(key), err);
+        }
         return;
       }
     }
@@ -165,7 +199,11 @@ export class S3Store implements ObjectStore {
       queueSize: this.queueSize,
       leavePartsOnError: false,
     });
-    await upload.done();
+    try {
+      await upload.done();
+    } catch (err) {
+      throw this.failure("PUT", this.uriOf(key), err);
+    }
   }
 
   async writeIfAbsent(key: string, source: WriteSource): Promise<WriteIfAbsentResult> {
@@ -177,15 +215,31 @@ export class S3Store implements ObjectStore {
         `writeIfAbsent holds the object in memory; ${body.byteLength} bytes is over the ` +
           `${this.maxConditionalBytes}-byte limit (raise maxConditionalBytes)`,
       );
+    let outcome: WriteIfAbsentResult;
     try {
       await this.client.send(
         new PutObjectCommand({ Bucket: this.bucket, Key, Body: body, IfNoneMatch: "*" }),
       );
       return { written: true };
     } catch (err) {
-      if (status(err) === 412) return { written: false, reason: "exists" };
-      if (status(err) === 409 && (err as Error).name === "ConditionalRequestConflict")
-        return { written: false, reason: "conflict" };
+      if (statusOf(err) === 412) outcome = { written: false, reason: "exists" };
+      else if (statusOf(err) === 409 && (err as Error).name === "ConditionalRequestConflict")
+        outcome = { written: false, reason: "conflict" };
+      else throw this.failure("PUT", this.uriOf(key), err);
+      // A first attempt may have landed with its answer lost: then the object there is ours.
+      if (attemptsOf(err) > 1 && (await this.holds(key, body))) return { written: true };
+      return outcome;
+    }
+  }
+
+  /** Whether the object at `key` holds exactly `body` (false when there is none). */
+  private async holds(key: string, body: Buffer): Promise<boolean> {
+    const info = await this.head(key);
+    if (info?.size !== body.byteLength) return false;
+    try {
+      return (await readAll(await this.read(key))).equals(body);
+    } catch (err) {
+      if (err instanceof StoreError && err.code === "not_found") return false;
       throw err;
     }
   }
@@ -220,8 +274,9 @@ export class S3Store implements ObjectStore {
         result.deleted.push(...batch.filter((key) => !failed.has(key)));
       } catch (err) {
         // A failed request deleted nothing we can vouch for: report each key, go on with the rest.
-        const code = (err as Error).name || "error";
-        for (const key of batch) result.errors.push({ key, code, message: (err as Error).message });
+        const failure = this.failure("DELETE", `${batch.length} keys under ${this.uri}`, err);
+        const code = failure instanceof StoreError ? failure.code : failure.name || "error";
+        for (const key of batch) result.errors.push({ key, code, message: failure.message });
       }
     }
     return result;
@@ -230,12 +285,29 @@ export class S3Store implements ObjectStore {
   private keyOf(key: string): string {
     return this.prefix + checkKey(key);
   }
+
+  /**
+   * A request's final error: transient ones (no answer, 5xx, throttling), retried until the budget
+   * ran out, become `unavailable`; the store's other answers (403, 400) pass through as they are.
+   */
+  private failure(operation: string, uri: string, err: unknown): Error {
+    const status = statusOf(err);
+    if (status === undefined || status >= 500 || status === 429) return unavailable(operation, uri, err);
+    return err as Error;
+  }
 }
 
-function clientConfig(options: S3StoreOptions): S3ClientConfig {
+/** The retry policy of `options`: `retry` over `maxAttempts` over the defaults. */
+function retryPolicy(options: S3StoreOptions): RetryPolicy {
+  const attempts = options.retry?.attempts ?? options.maxAttempts ?? DEFAULT_RETRY.attempts;
+  return { ...DEFAULT_RETRY, ...options.retry, attempts: Math.max(1, attempts) };
+}
+
+function clientConfig(options: S3StoreOptions, retry: RetryPolicy): S3ClientConfig {
   const config: S3ClientConfig = {
-    maxAttempts: options.maxAttempts ?? 5,
-    retryMode: "standard",
+    maxAttempts: retry.attempts,
+    retryStrategy: sdkRetryStrategy(retry),
+    requestHandler: { connectionTimeout: retry.stallTimeoutMs, socketTimeout: retry.stallTimeoutMs },
   };
   const region = options.region ?? (options.endpoint ? "us-east-1" : undefined);
   if (region) config.region = region;
@@ -247,8 +319,4 @@ function clientConfig(options: S3StoreOptions): S3ClientConfig {
   if (options.forcePathStyle !== undefined) config.forcePathStyle = options.forcePathStyle;
   if (options.credentials) config.credentials = options.credentials;
   return config;
-}
-
-function status(err: unknown): number | undefined {
-  return (err as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
 }

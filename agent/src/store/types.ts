@@ -77,15 +77,31 @@ export interface ObjectStore {
   deleteMany(keys: readonly string[]): Promise<DeleteResult>;
 }
 
-export type StoreErrorCode = "not_found" | "invalid_key" | "unsupported";
+/**
+ * - `unavailable`: the store kept failing (5xx, throttling, network, stalls, short bodies) until the
+ *   retry budget was spent; the message names the operation, the object and the last status.
+ * - `changed`: the object was replaced while it was being read; read it again from the start.
+ * - `corrupt`: the bytes read do not match the object's checksum; nothing read may be used.
+ */
+export type StoreErrorCode =
+  | "not_found"
+  | "invalid_key"
+  | "unsupported"
+  | "unavailable"
+  | "changed"
+  | "corrupt";
 
-/** A store failure the caller can act on; backend errors (network, permissions) pass through as they are. */
+/** A store failure the caller can act on; the backend's own error, where there is one, is the `cause`. */
 export class StoreError extends Error {
   override readonly name = "StoreError";
+  /** The last HTTP status the store answered, where it answered. */
+  readonly status: number | undefined;
   constructor(
     readonly code: StoreErrorCode,
     message: string,
+    options: { cause?: unknown; status?: number } = {},
   ) {
-    super(message);
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.status = options.status;
   }
 }

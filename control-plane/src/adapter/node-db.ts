@@ -66,16 +66,18 @@ function openReader(url: string): { statements: StatementCache; close(): void } 
   connection.exec("PRAGMA mmap_size = 268435456");
   // Keyed by SQL text: callers build their statements once (a bounded set), not per call.
   const prepared = new Map<string, Database.Statement>();
+  const statement = (sql: string) => {
+    let found = prepared.get(sql);
+    if (!found) {
+      found = connection.prepare(sql).raw(true);
+      prepared.set(sql, found);
+    }
+    return found;
+  };
   return {
     statements: {
-      rows(sql, params) {
-        let statement = prepared.get(sql);
-        if (!statement) {
-          statement = connection.prepare(sql).raw(true);
-          prepared.set(sql, statement);
-        }
-        return statement.all(params) as unknown[][];
-      },
+      rows: (sql, params) => statement(sql).all(params) as unknown[][],
+      row: (sql, params) => statement(sql).get(params) as unknown[] | undefined,
     },
     close: () => connection.close(),
   };

@@ -4,11 +4,13 @@
  * start it directly (port 0, a temporary database, short leases).
  */
 import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
+import { type HttpBindings, serve } from "@hono/node-server";
 import type { Clock } from "@lakesmith/shared";
+import { keepAliveAfterUnreadBodies } from "@lakesmith/shared/keep-alive";
 import { WebSocketServer } from "ws";
 import { LocalHub } from "../agents/hub.ts";
-import { buildApp } from "../app.ts";
+import { buildApp, MAX_BODY_BYTES } from "../app.ts";
+import { clientFromForwarded } from "../auth/client-address.ts";
 import { type BootstrapResult, bootstrap } from "../bootstrap/bootstrap.ts";
 import type { LeaseTimings } from "../jobs/service.ts";
 import { type AppDeps, createServices, type Services } from "../services.ts";
@@ -42,6 +44,11 @@ export interface NodeServerOptions {
    */
   schedulerIntervalMs?: number;
   log?: (level: "info" | "warn", message: string, fields?: Record<string, unknown>) => void;
+  /**
+   * `LAKESMITH_TRUST_PROXY_HOPS`: how many reverse proxies of our own append to X-Forwarded-For in
+   * front of this server. 0 (the default) ignores the header (`auth/client-address.ts`).
+   */
+  trustProxyHops?: number;
 }
 
 export interface NodeServer {
@@ -89,14 +96,25 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   // A single Node process holds every agent socket: whatever the database says from before is stale.
   await services.agents.disconnectAll();
 
-  const app = buildApp(services);
+  const trustProxyHops = options.trustProxyHops ?? 0;
+  const app = buildApp(services, {
+    clientAddress: (c) =>
+      clientFromForwarded(
+        (c.env as HttpBindings).incoming.socket.remoteAddress,
+        c.req.header("x-forwarded-for"),
+        trustProxyHops,
+      ),
+  });
   const wss = new WebSocketServer({ noServer: true });
   const server = serve({
     fetch: app.fetch,
     port: options.port,
     hostname: options.host ?? "127.0.0.1",
     websocket: { server: wss },
+    // keepAliveAfterUnreadBodies does this clean-up without closing a keep-alive connection.
+    autoCleanupIncoming: false,
   });
+  keepAliveAfterUnreadBodies(server, { maxDrainBytes: 4 * MAX_BODY_BYTES });
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);

@@ -43,3 +43,25 @@ export function locationsOutside(locations: readonly string[], allow: readonly s
 export function endpointsOutside(endpoints: readonly string[], allowed: readonly string[]): string[] {
   return endpoints.filter((e) => !allowed.includes(e));
 }
+
+/** What a job needs of the agent that runs it, as its kind's declaration derives it (`routingOf`). */
+export interface JobRouting {
+  kind: string;
+  requires: readonly string[];
+  locations: readonly string[];
+  endpoints: readonly string[];
+}
+
+/**
+ * Whether the agent may be offered the job: it announced the kind and every capability the job
+ * requires, its allow list covers every location, and it may reach every endpoint (the checks
+ * `jobs/offer.ts` makes, less the refusals and the free slot that only an offer can know).
+ */
+export function mayRun(agent: AgentAbility, job: JobRouting): boolean {
+  return (
+    agent.kinds.includes(job.kind) &&
+    job.requires.every((c) => agent.capabilities.includes(c)) &&
+    locationsOutside(job.locations, agent.allow).length === 0 &&
+    endpointsOutside(job.endpoints, agent.endpoints).length === 0
+  );
+}

@@ -6,10 +6,11 @@
  */
 import { type Clock, newId, randomSecret } from "@lakesmith/shared";
 import type { Hello } from "@lakesmith/shared/protocol";
-import { and, count, desc, eq, inArray, isNull, ne } from "drizzle-orm";
+import { and, count, desc, eq, inArray, isNull, ne, sql } from "drizzle-orm";
 import { sha256Hex } from "../auth/crypto.ts";
 import type { Db } from "../db/index.ts";
 import { type Agent, type AgentStatus, agents, jobs } from "../db/schema.ts";
+import { preparedSelect } from "../db/statement-cache.ts";
 import type { Page } from "../http/pagination.ts";
 import { notFound } from "../http/problem.ts";
 import { type Abilities, routingKeys } from "./routing.ts";
@@ -36,12 +37,73 @@ export interface AgentView {
 }
 
 export class AgentService {
+  // Reads built once and kept prepared (`db/statement-cache.ts`).
+  private readonly reads;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     /** After this long without a sign of life a connected agent is reported disconnected. */
     private readonly staleAfterMs: number,
-  ) {}
+  ) {
+    const live = isNull(agents.revokedAt);
+    this.reads = {
+      byTokenHash: preparedSelect(
+        db,
+        db
+          .select()
+          .from(agents)
+          .where(and(eq(agents.tokenHash, sql.placeholder("tokenHash")), live)),
+      ),
+      page: preparedSelect(
+        db,
+        db
+          .select()
+          .from(agents)
+          .where(live)
+          .orderBy(desc(agents.createdAt), agents.id)
+          .offset(sql.placeholder("offset"))
+          .limit(sql.placeholder("limit")),
+      ),
+      total: preparedSelect(db, db.select({ total: count() }).from(agents).where(live)),
+      byId: preparedSelect(
+        db,
+        db
+          .select()
+          .from(agents)
+          .where(and(eq(agents.id, sql.placeholder("id")), live)),
+      ),
+      connected: preparedSelect(
+        db,
+        db
+          .select({
+            id: agents.id,
+            name: agents.name,
+            kinds: agents.kinds,
+            capabilities: agents.capabilities,
+            allow: agents.allow,
+            endpoints: agents.endpoints,
+            status: agents.status,
+            lastSeenAt: agents.lastSeenAt,
+          })
+          .from(agents)
+          .where(and(eq(agents.status, "connected"), live)),
+      ),
+      // The agents' ids come as one JSON array, so one statement serves any number of them.
+      heldJobs: preparedSelect(
+        db,
+        db
+          .select({ owner: jobs.leaseOwner, id: jobs.id, kind: jobs.kind, status: jobs.status })
+          .from(jobs)
+          .where(
+            and(
+              sql`${jobs.leaseOwner} in (select value from json_each(${sql.placeholder("owners")}))`,
+              inArray(jobs.status, ["offered", "running", "cancelling"]),
+            ),
+          ),
+      ),
+    };
+  }
 
   async create(name: string, createdBy: string | null): Promise<{ agent: Agent; token: string }> {
     const token = `${AGENT_TOKEN_PREFIX}${randomSecret(32)}`;
@@ -63,33 +125,19 @@ export class AgentService {
   /** The agent a token belongs to, unless it was revoked. */
   async authenticate(token: string): Promise<Agent | undefined> {
     if (!token.startsWith(AGENT_TOKEN_PREFIX)) return undefined;
-    const [agent] = await this.db
-      .select()
-      .from(agents)
-      .where(and(eq(agents.tokenHash, await sha256Hex(token)), isNull(agents.revokedAt)));
-    return agent;
+    return this.reads.byTokenHash.get({ tokenHash: await sha256Hex(token) });
   }
 
   async list(offset: number, limit: number): Promise<Page<AgentView>> {
-    const live = isNull(agents.revokedAt);
-    const [rows, [counted]] = await Promise.all([
-      this.db
-        .select()
-        .from(agents)
-        .where(live)
-        .orderBy(desc(agents.createdAt), agents.id)
-        .offset(offset)
-        .limit(limit),
-      this.db.select({ total: count() }).from(agents).where(live),
+    const [rows, counted] = await Promise.all([
+      this.reads.page.all({ offset, limit }),
+      this.reads.total.get(),
     ]);
     return { items: await this.withJobs(rows), total: counted?.total ?? 0, offset, limit };
   }
 
   async get(id: string): Promise<AgentView> {
-    const [row] = await this.db
-      .select()
-      .from(agents)
-      .where(and(eq(agents.id, id), isNull(agents.revokedAt)));
+    const row = await this.reads.byId.get({ id });
     if (!row) throw notFound("agent", id);
     return (await this.withJobs([row]))[0] as AgentView;
   }
@@ -167,19 +215,7 @@ export class AgentService {
    * their allow lists and endpoints as the keys offers compare.
    */
   async connectedAbilities(): Promise<Abilities> {
-    const rows = await this.db
-      .select({
-        id: agents.id,
-        name: agents.name,
-        kinds: agents.kinds,
-        capabilities: agents.capabilities,
-        allow: agents.allow,
-        endpoints: agents.endpoints,
-        status: agents.status,
-        lastSeenAt: agents.lastSeenAt,
-      })
-      .from(agents)
-      .where(and(eq(agents.status, "connected"), isNull(agents.revokedAt)));
+    const rows = await this.reads.connected.all();
     return rows
       .filter((r) => !this.isStale(r.lastSeenAt))
       .map((r) => ({
@@ -197,18 +233,7 @@ export class AgentService {
 
   private async withJobs(rows: Agent[]): Promise<AgentView[]> {
     const held = rows.length
-      ? await this.db
-          .select({ owner: jobs.leaseOwner, id: jobs.id, kind: jobs.kind, status: jobs.status })
-          .from(jobs)
-          .where(
-            and(
-              inArray(
-                jobs.leaseOwner,
-                rows.map((r) => r.id),
-              ),
-              inArray(jobs.status, ["offered", "running", "cancelling"]),
-            ),
-          )
+      ? await this.reads.heldJobs.all({ owners: JSON.stringify(rows.map((r) => r.id)) })
       : [];
     return rows.map((r) => ({
       id: r.id,

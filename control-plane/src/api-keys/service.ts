@@ -9,6 +9,7 @@ import { sha256Hex } from "../auth/crypto.ts";
 import { API_KEY_PREFIX } from "../auth/service.ts";
 import type { Db } from "../db/index.ts";
 import { type ApiKey, apiKeys } from "../db/schema.ts";
+import { preparedSelect } from "../db/statement-cache.ts";
 import { invalidField, notFound } from "../http/problem.ts";
 
 export interface NewApiKey {
@@ -21,12 +22,16 @@ export interface NewApiKey {
 }
 
 export class ApiKeyService {
+  private readonly all;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     /** Called after a key is deleted, so cached authentications of it are dropped. */
     private readonly onAccessChange: () => void = () => {},
-  ) {}
+  ) {
+    this.all = preparedSelect(db, db.select().from(apiKeys).orderBy(desc(apiKeys.createdAt), apiKeys.id));
+  }
 
   async create(input: NewApiKey): Promise<{ record: ApiKey; key: string }> {
     if (input.expiresAt && input.expiresAt <= this.clock.now())
@@ -50,7 +55,7 @@ export class ApiKeyService {
   }
 
   list(): Promise<ApiKey[]> {
-    return this.db.select().from(apiKeys).orderBy(desc(apiKeys.createdAt), apiKeys.id);
+    return this.all.all();
   }
 
   async delete(id: string): Promise<void> {

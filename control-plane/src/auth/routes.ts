@@ -1,9 +1,13 @@
 /** `POST /api/v1/auth/login`, `/refresh` and `/logout`: the only routes that take no bearer credential. */
 import { z } from "@hono/zod-openapi";
+import { HTTPException } from "hono/http-exception";
 import { jsonBody, jsonResponse, problemResponse } from "../http/openapi.ts";
+import { ApiError } from "../http/problem.ts";
 import { defineRoute } from "../http/route.ts";
 import { newRouter } from "../http/router.ts";
 import { access } from "./access.ts";
+import type { ClientAddress } from "./client-address.ts";
+import { LoginThrottle } from "./throttle.ts";
 
 const TokenPairSchema = z
   .object({
@@ -28,17 +32,40 @@ const unauthorizedResponse = problemResponse(
 );
 const invalid = problemResponse("Validation failed.");
 
+const THROTTLE_DESCRIPTION =
+  "Failed logins are throttled per client address and per account at that address. After " +
+  "`login_failures_per_account` (default 5) failed attempts on one account, or `login_failures_per_client` " +
+  "(default 20) on any accounts, from one address within `login_failure_window_seconds` (default 900), " +
+  "that address gets 429 with `Retry-After` for 1 s, then 2 s, 4 s, ... per further failure, up to " +
+  "`login_lockout_max_seconds` (default 300); a 429 attempt checks no password and is not counted. A " +
+  "successful login clears the address's counts. Counting per address means failures from elsewhere " +
+  "never lock an account, the break-glass admin included, out for others. The address is the TCP peer " +
+  "(Node) or `CF-Connecting-IP` (Workers); `X-Forwarded-For` counts only behind proxies declared with " +
+  "`LAKESMITH_TRUST_PROXY_HOPS`. The limits are settings of `/api/v1/config`.";
+
 const login = defineRoute({
   method: "post",
   path: "/api/v1/auth/login",
   tags: ["auth"],
   summary: "Log in with username and password",
+  description: THROTTLE_DESCRIPTION,
   access: access.public,
   request: { body: jsonBody(LoginSchema) },
   responses: {
     200: jsonResponse("Token pair.", TokenPairSchema),
     401: unauthorizedResponse,
     422: invalid,
+    429: {
+      ...problemResponse(
+        "Too many failed logins from this address (for this account, or for any); wait `Retry-After` seconds. See the operation's description for the limits.",
+      ),
+      headers: {
+        "Retry-After": {
+          description: "Whole seconds until this address may try again.",
+          schema: { type: "integer", minimum: 1 },
+        },
+      },
+    },
   },
 });
 const refresh = defineRoute({
@@ -65,15 +92,35 @@ const logout = defineRoute({
   responses: { 204: { description: "Revoked." }, 422: invalid },
 });
 
-export const authRoutes = newRouter()
-  .openapi(login, async (c) => {
-    const { username, password } = c.req.valid("json");
-    return c.json(await c.var.services.auth.login(username, password), 200);
-  })
-  .openapi(refresh, async (c) =>
-    c.json(await c.var.services.auth.refresh(c.req.valid("json").refresh_token), 200),
-  )
-  .openapi(logout, async (c) => {
-    await c.var.services.auth.logout(c.req.valid("json").refresh_token);
-    return c.body(null, 204);
-  });
+/** The auth routes; `clientAddress` tells the login throttle where a request comes from. */
+export const authRoutes = (clientAddress: ClientAddress) =>
+  newRouter()
+    .openapi(login, async (c) => {
+      const { username, password } = c.req.valid("json");
+      const { auth, db, config, clock } = c.var.services;
+      const throttle = new LoginThrottle(db, config, clock);
+      const admission = await throttle.admit(username, clientAddress(c));
+      if (!admission.admitted) {
+        const wait = admission.retryAfterSeconds;
+        // handleError answers with the problem shape and keeps these headers.
+        throw new HTTPException(429, {
+          message: `Too many failed logins from this address; try again in ${wait} s.`,
+          res: new Response(null, { headers: { "retry-after": String(wait) } }),
+        });
+      }
+      try {
+        const pair = await auth.login(username, password);
+        await throttle.succeeded(admission);
+        return c.json(pair, 200);
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 401) await throttle.failed();
+        throw err;
+      }
+    })
+    .openapi(refresh, async (c) =>
+      c.json(await c.var.services.auth.refresh(c.req.valid("json").refresh_token), 200),
+    )
+    .openapi(logout, async (c) => {
+      await c.var.services.auth.logout(c.req.valid("json").refresh_token);
+      return c.body(null, 204);
+    });

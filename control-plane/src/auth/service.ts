@@ -12,11 +12,12 @@
  *   instance and within seconds on others, rather than when the access token expires.
  */
 import { type Clock, epochSeconds, newId, randomSecret } from "@lakesmith/shared";
-import { and, eq, gt, isNotNull, isNull } from "drizzle-orm";
+import { and, eq, gt, isNotNull, isNull, sql } from "drizzle-orm";
 import { sign, verify } from "hono/jwt";
 import type { ConfigService } from "../config/service.ts";
 import type { Db } from "../db/index.ts";
 import { apiKeys, refreshTokens, type User, users } from "../db/schema.ts";
+import { preparedSelect } from "../db/statement-cache.ts";
 import { unauthorized } from "../http/problem.ts";
 import { isScope, type Principal, type Scope } from "./access.ts";
 import { DUMMY_PASSWORD_HASH, sha256Hex, verifyPassword } from "./crypto.ts";
@@ -34,13 +35,33 @@ const REFRESH_PREFIX = "lsr_";
 const API_KEY_TOUCH_INTERVAL_MS = 60_000;
 
 export class AuthService {
+  // The per-request credential lookups, built once and kept prepared (`db/statement-cache.ts`).
+  private readonly lookups;
+
   constructor(
     private readonly db: Db,
     private readonly config: ConfigService,
     private readonly signingKey: () => Promise<string>,
     private readonly clock: Clock,
     private readonly cache: PrincipalCache,
-  ) {}
+  ) {
+    this.lookups = {
+      user: preparedSelect(
+        db,
+        db
+          .select({ id: users.id, username: users.username, role: users.role, status: users.status })
+          .from(users)
+          .where(eq(users.id, sql.placeholder("id"))),
+      ),
+      apiKey: preparedSelect(
+        db,
+        db
+          .select()
+          .from(apiKeys)
+          .where(eq(apiKeys.keyHash, sql.placeholder("keyHash"))),
+      ),
+    };
+  }
 
   async login(username: string, password: string): Promise<TokenPair> {
     const [user] = await this.db.select().from(users).where(eq(users.username, username));
@@ -113,10 +134,7 @@ export class AuthService {
       throw unauthorized("The access token is invalid or expired; refresh it or log in again.");
     if (payload.typ !== "access" || typeof payload.sub !== "string")
       throw unauthorized("Not an access token.");
-    const [user] = await this.db
-      .select({ id: users.id, username: users.username, role: users.role, status: users.status })
-      .from(users)
-      .where(eq(users.id, payload.sub));
+    const user = await this.lookups.user.get({ id: payload.sub });
     if (user?.status !== "active") throw unauthorized("This account is inactive or was deleted.");
     const principal: Principal = { kind: "user", userId: user.id, username: user.username, role: user.role };
     this.cache.set(token, principal, typeof payload.exp === "number" ? payload.exp * 1000 : undefined);
@@ -124,10 +142,7 @@ export class AuthService {
   }
 
   private async authenticateKey(key: string): Promise<Principal> {
-    const [row] = await this.db
-      .select()
-      .from(apiKeys)
-      .where(eq(apiKeys.keyHash, await sha256Hex(key)));
+    const row = await this.lookups.apiKey.get({ keyHash: await sha256Hex(key) });
     const now = this.clock.now();
     if (!row) throw unauthorized("Unknown API key.");
     if (row.expiresAt && row.expiresAt <= now) throw unauthorized("This API key has expired.");

@@ -159,6 +159,34 @@ export const SETTINGS = {
     description:
       "How long a pending deletion stays recoverable at least: hard-delete picks a vacuum's record this long after the vacuum ended, and an expired partition's record this long after the expiration ended or once the table's own retention has passed since the commit, whichever is later. Applies to records created after a change.",
   }),
+  login_failures_per_client: def({
+    schema: z.number().int().min(1).max(10_000),
+    default: 20,
+    unit: "failed logins",
+    description:
+      "Failed logins from one client address, for any accounts, before POST /api/v1/auth/login answers that client 429 for a while (see login_lockout_max_seconds). A successful login from the client clears its count.",
+  }),
+  login_failures_per_account: def({
+    schema: z.number().int().min(1).max(1000),
+    default: 5,
+    unit: "failed logins",
+    description:
+      "Failed logins for one account from one client address before that client gets 429 for that account for a while. Counted per client, so failures elsewhere never lock an account out for anyone else.",
+  }),
+  login_lockout_max_seconds: def({
+    schema: z.number().int().min(1).max(900),
+    default: 300,
+    unit: "seconds",
+    description:
+      "Longest 429 period of the login throttle: the first lasts 1 s and each further failure doubles it, up to this.",
+  }),
+  login_failure_window_seconds: def({
+    schema: z.number().int().min(60).max(86_400),
+    default: 900,
+    unit: "seconds",
+    description:
+      "Failed logins are forgotten this long after the last one (or after the 429 period it started, if later).",
+  }),
 } as const;
 
 export type SettingKey = keyof typeof SETTINGS;

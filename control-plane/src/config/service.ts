@@ -16,6 +16,7 @@ import { type Clock, systemClock } from "@lakesmith/shared";
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
 import { settings } from "../db/schema.ts";
+import { preparedSelect } from "../db/statement-cache.ts";
 import { ApiError, type FieldError } from "../http/problem.ts";
 import type { Keyring } from "../secrets/keyring.ts";
 import { maskValue, unmaskValue } from "../secrets/mask.ts";
@@ -46,13 +47,16 @@ export function maskedValues(values: Config): Config {
 
 export class ConfigService {
   private cached: { config: StoredConfig; expiresAt: number } | undefined;
+  private readonly rows;
 
   constructor(
     private readonly db: Db,
     private readonly secrets: Keyring,
     private readonly clock: Clock = systemClock,
     private readonly cacheTtlMs = 5_000,
-  ) {}
+  ) {
+    this.rows = preparedSelect(db, db.select().from(settings));
+  }
 
   async get(): Promise<StoredConfig> {
     const now = this.clock.now().getTime();
@@ -63,7 +67,7 @@ export class ConfigService {
   }
 
   private async load(): Promise<StoredConfig> {
-    const rows = await this.db.select().from(settings);
+    const rows = await this.rows.all();
     const values: Config = { ...DEFAULT_CONFIG };
     let updatedAt: Date | null = null;
     for (const row of rows) {

@@ -54,6 +54,22 @@ export const refreshTokens = sqliteTable(
   (t) => [index("refresh_tokens_user_idx").on(t.userId)],
 );
 
+/**
+ * Failed-login counters (`auth/throttle.ts`), one row per client and per account at a client. The
+ * key is a SHA-256, so neither addresses nor tried usernames are stored. Rows whose `expires_at`
+ * has passed are deleted as new failures arrive.
+ */
+export const loginThrottle = sqliteTable(
+  "login_throttle",
+  {
+    key: text("key").primaryKey(),
+    failures: integer("failures").notNull(),
+    blockedUntil: integer("blocked_until", { mode: "timestamp_ms" }),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("login_throttle_expires_idx").on(t.expiresAt)],
+);
+
 export const apiKeys = sqliteTable("api_keys", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),

@@ -3,6 +3,7 @@ import type { Clock } from "@lakesmith/shared";
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
 import { featureFlags } from "../db/schema.ts";
+import { preparedSelect } from "../db/statement-cache.ts";
 
 export interface FeatureFlag {
   key: string;
@@ -11,18 +12,32 @@ export interface FeatureFlag {
 }
 
 export class FeatureFlagService {
+  // Reads built once and kept prepared (`db/statement-cache.ts`).
+  private readonly reads;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.reads = {
+      byKey: preparedSelect(
+        db,
+        db
+          .select()
+          .from(featureFlags)
+          .where(eq(featureFlags.key, sql.placeholder("key"))),
+      ),
+      all: preparedSelect(db, db.select().from(featureFlags).orderBy(featureFlags.key)),
+    };
+  }
 
   async get(key: string): Promise<FeatureFlag> {
-    const [row] = await this.db.select().from(featureFlags).where(eq(featureFlags.key, key));
+    const row = await this.reads.byKey.get({ key });
     return { key, enabled: row?.enabled ?? false, updated_at: row?.updatedAt.toISOString() ?? null };
   }
 
   async list(): Promise<FeatureFlag[]> {
-    const rows = await this.db.select().from(featureFlags).orderBy(featureFlags.key);
+    const rows = await this.reads.all.all();
     return rows.map((r) => ({ key: r.key, enabled: r.enabled, updated_at: r.updatedAt.toISOString() }));
   }
 

@@ -33,6 +33,7 @@ export async function cancelJob(engine: Engine, jobId: string): Promise<CancelOu
       error: "cancelled before it started",
       leaseOwner: null,
       leaseExpiresAt: null,
+      progress: null,
       finishedAt: now,
       updatedAt: now,
     })

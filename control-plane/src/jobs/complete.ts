@@ -7,6 +7,8 @@
  * - A job being cancelled ends `cancelled` unless it reports success (it had already committed when
  *   the cancel arrived, and the record says what really happened).
  * - A duplicate completion (same fence and owner, job already ended) changes nothing.
+ * - Progress belongs to the attempt that reported it: every move out of running (here, and in
+ *   release, reap, refuse and cancel) clears it, so an ended or requeued job shows none.
  * - Ends the engine decides alone (cancel before start, a lapsed lease, the last refusal) run their
  *   hooks right after, in a batch of their own (`runFinishHooks`); each statement is guarded by the
  *   end it belongs to, so running one twice changes nothing.
@@ -50,6 +52,7 @@ export async function complete(
       status: status as unknown as JobStatus,
       result: detail.result ?? null,
       error: detail.error ?? null,
+      progress: null,
       leaseOwner: sql`case when ${retry} then null else ${jobs.leaseOwner} end`,
       leaseExpiresAt: null,
       notBefore: sql`case when ${retry} then ${now.getTime()} + ${backoffSql(engine.timings)} else ${jobs.notBefore} end`,

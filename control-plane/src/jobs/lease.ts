@@ -51,6 +51,7 @@ export async function release(
       attempt: sql`max(${jobs.attempt} - 1, 0)`,
       leaseOwner: null,
       leaseExpiresAt: null,
+      progress: null,
       notBefore: now,
       error: `released by the agent: ${reason}`,
       finishedAt: sql`case when ${jobs.status} = 'cancelling' then ${now.getTime()} else null end`,

@@ -197,6 +197,8 @@ export async function ack(
       status: "running",
       attempt: sql`${jobs.attempt} + 1`,
       leaseExpiresAt: new Date(now.getTime() + engine.timings.leaseMs),
+      // A new attempt starts with no progress (rows from before progress was cleared on requeue).
+      progress: null,
       startedAt: sql`coalesce(${jobs.startedAt}, ${now.getTime()})`,
       updatedAt: now,
     })
@@ -214,7 +216,13 @@ export async function reject(
 ): Promise<Completion> {
   const [job] = await engine.db
     .update(jobs)
-    .set({ status: "queued", leaseOwner: null, leaseExpiresAt: null, updatedAt: engine.clock.now() })
+    .set({
+      status: "queued",
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      progress: null,
+      updatedAt: engine.clock.now(),
+    })
     .where(owned(jobId, agentId, fence, from("reject")))
     .returning();
   if (job) engine.notifyWork();
@@ -244,6 +252,7 @@ export async function refuse(
       error: sql`case when ${spent} then ${`refused by agent ${agentId}: ${reason}`} || ' (every attempt was refused)' else ${`refused by agent ${agentId}: ${reason}`} end`,
       leaseOwner: sql`case when ${spent} then ${jobs.leaseOwner} else null end`,
       leaseExpiresAt: null,
+      progress: null,
       finishedAt: sql`case when ${spent} then ${now.getTime()} else null end`,
       updatedAt: now,
     })

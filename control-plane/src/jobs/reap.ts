@@ -27,7 +27,7 @@ export async function reap(engine: Engine): Promise<Reaped> {
   const [offers, leases, cancelled] = await db.batch([
     db
       .update(jobs)
-      .set({ status: "queued", leaseOwner: null, leaseExpiresAt: null, updatedAt: now })
+      .set({ status: "queued", leaseOwner: null, leaseExpiresAt: null, progress: null, updatedAt: now })
       .where(expired("reapOffer"))
       .returning({ id: jobs.id }),
     db
@@ -37,7 +37,14 @@ export async function reap(engine: Engine): Promise<Reaped> {
       .returning(),
     db
       .update(jobs)
-      .set({ status: "cancelled", leaseOwner: null, leaseExpiresAt: null, finishedAt: now, updatedAt: now })
+      .set({
+        status: "cancelled",
+        leaseOwner: null,
+        leaseExpiresAt: null,
+        progress: null,
+        finishedAt: now,
+        updatedAt: now,
+      })
       .where(expired("reapCancel"))
       .returning(),
   ]);
@@ -66,6 +73,7 @@ function lapseSet(engine: Engine, now: Date, reason: string) {
     error: sql`case when ${retry} or ${jobs.status} = 'cancelling' then ${reason} else ${reason} || ' after ' || ${jobs.attempt} || ' attempts' end`,
     leaseOwner: null,
     leaseExpiresAt: null,
+    progress: null,
     notBefore: sql`case when ${retry} then ${now.getTime()} + ${backoffSql(engine.timings)} else ${jobs.notBefore} end`,
     finishedAt: sql`case when ${retry} then null else ${now.getTime()} end`,
     updatedAt: now,

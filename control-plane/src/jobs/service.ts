@@ -8,6 +8,7 @@
  *   complete.ts  results, and the finish hooks of every end
  *   cancel.ts    cancel (`CancelService` also tells the agent)
  *   reap.ts      lapsed offers and leases
+ *   wait.ts      a request waiting for a job's end (a validate's answer)
  *
  * Callers that learn of new work (enqueue, a job back in the queue) call `notifyWork` so the hub
  * can offer it at once; the hub never decides anything the database has not already decided.
@@ -20,7 +21,15 @@ import type { Page } from "../http/pagination.ts";
 import { cancelJob } from "./cancel.ts";
 import { type CompletionDetail, complete } from "./complete.ts";
 import { type Completion, type Engine, getJob } from "./engine.ts";
-import { type ActiveJob, enqueue, enqueueExclusive, insertStatement, type NewJob } from "./enqueue.ts";
+import {
+  type ActiveJob,
+  enqueue,
+  enqueueExclusive,
+  insertStatement,
+  type NewJob,
+  type Routing,
+  routingOf,
+} from "./enqueue.ts";
 import type { JobKindRegistry } from "./kinds.ts";
 import { extend, heldBy, heldCounts, release, resume } from "./lease.ts";
 import {
@@ -33,10 +42,12 @@ import {
   reject,
 } from "./offer.ts";
 import { reap } from "./reap.ts";
+import { TERMINAL_STATUSES } from "./state.ts";
 import { DEFAULT_LEASE_TIMINGS, type LeaseTimings } from "./timings.ts";
+import { JobEnds, waitForEnd } from "./wait.ts";
 
 export { TERMINAL_STATUSES } from "./state.ts";
-export type { ActiveJob, AgentAbilities, Completion, NewJob };
+export type { ActiveJob, AgentAbilities, Completion, NewJob, Routing };
 export { DEFAULT_LEASE_TIMINGS, type LeaseTimings };
 
 export interface JobFilter {
@@ -47,6 +58,7 @@ export interface JobFilter {
 
 export class JobService {
   private readonly workListeners = new Set<() => void>();
+  private readonly ends = new JobEnds();
   /** What the engine's modules share. */
   readonly engine: Engine;
 
@@ -71,6 +83,11 @@ export class JobService {
 
   insertStatement(input: NewJob, id?: string) {
     return insertStatement(this.engine, input, id);
+  }
+
+  /** What a job's kind declaration derives for it: where it may run, what it excludes, its attempts. */
+  routingOf(input: NewJob): Routing {
+    return routingOf(this.engine, input);
   }
 
   enqueue(input: NewJob): Promise<{ job: Job; created: boolean }> {
@@ -152,14 +169,29 @@ export class JobService {
     return release(this.engine, agentId, jobId, fence, reason);
   }
 
-  complete(
+  async complete(
     agentId: string,
     jobId: string,
     fence: number,
     outcome: "succeeded" | "failed" | "cancelled",
     detail: CompletionDetail = {},
   ): Promise<Completion> {
-    return complete(this.engine, agentId, jobId, fence, outcome, detail);
+    const completion = await complete(this.engine, agentId, jobId, fence, outcome, detail);
+    if (completion.kind === "done" && TERMINAL_STATUSES.includes(completion.job.status))
+      this.ends.ended(jobId);
+    return completion;
+  }
+
+  /**
+   * The job once it ended, or as it stands after `ms` (default `preflightWaitMs`) or when `signal`
+   * aborts; undefined for an unknown id. Holds no transaction while it waits.
+   */
+  waitForEnd(
+    jobId: string,
+    ms = this.timings.preflightWaitMs,
+    signal?: AbortSignal,
+  ): Promise<Job | undefined> {
+    return waitForEnd(this.engine, this.ends, jobId, ms, signal);
   }
 
   /** The state move of a cancel (`CancelService` also tells the agent). */

@@ -1,4 +1,4 @@
-/** Lease, offer and retry timings of jobs, and the retry backoff they imply. */
+/** Lease, offer, retry and answer timings of jobs, and the retry backoff they imply. */
 import { type SQL, sql } from "drizzle-orm";
 import { jobs } from "../db/schema.ts";
 
@@ -13,6 +13,11 @@ export interface LeaseTimings {
   /** Backoff before attempt n+1 is `retryBaseMs * 2^(n-1)`, at most `retryMaxMs`. */
   retryBaseMs: number;
   retryMaxMs: number;
+  /**
+   * How long a request that asks for a job's answer (a partition expiration validate) waits for
+   * the job to end before it answers 202 with the job instead (`jobs/wait.ts`).
+   */
+  preflightWaitMs: number;
 }
 
 export const DEFAULT_LEASE_TIMINGS: LeaseTimings = {
@@ -21,6 +26,7 @@ export const DEFAULT_LEASE_TIMINGS: LeaseTimings = {
   heartbeatMs: 20_000,
   retryBaseMs: 30_000,
   retryMaxMs: 30 * 60_000,
+  preflightWaitMs: 5_000,
 };
 
 /** `retryBaseMs * 2^(attempt-1)`, capped; SQLite's shift does the power of two. */

@@ -20,7 +20,15 @@ const OnboardingStatusSchema = z
       description:
         "pending → active or failed; failed → retry (POST .../retry) → active or failed. active is final.",
     }),
-    error: z.string().nullable().openapi({ description: "Why onboarding failed; null unless failed." }),
+    error: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "failed: why onboarding failed. pending or retry: why the job's latest attempt did not finish (it failed, its lease lapsed, an agent refused it) while the job is tried again " +
+          "(`next_attempt_at` says when; `attempt` of `max_attempts` used), so a failing table does not look merely slow. " +
+          "null when nothing failed, and once active.",
+      }),
     recipe: RecipeSchema.nullable(),
     job_id: z
       .string()
@@ -32,6 +40,19 @@ const OnboardingStatusSchema = z
       .int()
       .nullable()
       .openapi({ description: "Attempts the latest job has used; a retryable failure is tried again." }),
+    max_attempts: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "Attempts the latest job may use before onboarding fails." }),
+    next_attempt_at: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "When the job is tried again after a failed attempt (retry backoff); null unless it waits to retry. " +
+          "A failure that another attempt can't fix (for example no Delta log at the table's URI) is not retried: the table is failed at once.",
+      }),
     onboarded_at: z.string().nullable(),
     updated_at: z.string().nullable(),
   })
@@ -68,16 +89,18 @@ const retry = defineRoute({
   },
 });
 
-function toWire({ table, job }: OnboardingState): z.infer<typeof OnboardingStatusSchema> {
+function toWire({ table, job, retrying }: OnboardingState): z.infer<typeof OnboardingStatusSchema> {
   return {
     table_id: table.id,
     table_name: table.name,
     status: table.onboardingStatus,
-    error: table.onboardingError,
+    error: table.onboardingError ?? retrying?.error ?? null,
     recipe: table.recipe ?? null,
     job_id: table.onboardingJobId,
     job_status: job?.status ?? null,
     attempt: job?.attempt ?? null,
+    max_attempts: job?.maxAttempts ?? null,
+    next_attempt_at: retrying?.nextAttemptAt?.toISOString() ?? null,
     onboarded_at: table.onboardedAt?.toISOString() ?? null,
     updated_at: table.updatedAt?.toISOString() ?? null,
   };

@@ -9,8 +9,10 @@
  *   failed ──POST /onboarding/{id}/retry──▶ retry             (a new onboarding job is queued)
  *
  * A job that fails with a retryable error and has attempts left goes back to the queue and the table
- * stays pending. Only the table's latest onboarding job can move it, so a late result of an earlier
- * job never overwrites a retry's. The job kind and its finish hook are declared in `kind.ts`.
+ * stays pending; the status shows that attempt's error and when the next one starts (`retrying`). A
+ * failure the agent reports as permanent (no Delta log at the URI) fails the table at once. Only
+ * the table's latest onboarding job can move it, so a late result of an earlier job never
+ * overwrites a retry's. The job kind and its finish hook are declared in `kind.ts`.
  */
 import { type Clock, newId } from "@lakesmith/shared";
 import { ONBOARDING_KIND, type OnboardingPayload } from "@lakesmith/shared/jobs";
@@ -20,10 +22,24 @@ import { type Job, type LakeTable, lakeTables } from "../db/schema.ts";
 import { conflict, notFound } from "../http/problem.ts";
 import { jobOnTable } from "../jobs/enqueue.ts";
 import type { JobService } from "../jobs/service.ts";
+import { TERMINAL_STATUSES } from "../jobs/state.ts";
 
 export interface OnboardingState {
   table: LakeTable;
   job: Job | undefined;
+  /** Pending or retry after an attempt that did not finish: why, and when the next one starts. */
+  retrying: { error: string; nextAttemptAt: Date | null } | undefined;
+}
+
+/**
+ * The unfinished attempt a not-yet-ended onboarding job carries (its error: a failure, a lapsed
+ * lease, a refusal). A queued job with an error waits for its next attempt (`notBefore`); a running
+ * one is that next attempt, and the error stays until it ends.
+ */
+function retryingOf(table: LakeTable, job: Job | undefined): OnboardingState["retrying"] {
+  if (!job?.error || TERMINAL_STATUSES.includes(job.status)) return undefined;
+  if (table.onboardingStatus !== "pending" && table.onboardingStatus !== "retry") return undefined;
+  return { error: job.error, nextAttemptAt: job.status === "queued" ? job.notBefore : null };
 }
 
 export class OnboardingService {
@@ -57,7 +73,7 @@ export class OnboardingService {
     const [table] = await this.db.select().from(lakeTables).where(eq(lakeTables.id, tableId));
     if (!table) throw notFound("Table", tableId);
     const job = table.onboardingJobId ? await this.jobs.get(table.onboardingJobId) : undefined;
-    return { table, job };
+    return { table, job, retrying: retryingOf(table, job) };
   }
 
   /** Queues onboarding again for a failed table; any other status is a 409 naming it. */

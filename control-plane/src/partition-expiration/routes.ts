@@ -56,18 +56,35 @@ const validate = defineRoute({
   tags,
   summary: "Preflight a partition expiration policy, with no writes",
   description:
-    "Answers **202 Accepted** with a queued job whose payload has `validate: true` (and `dry_run: true`): the agent reads the table and answers, in the job's result, " +
-    "`can_run` (false with a `reason` when the policy can't run on this table, for example a column that is not a date partition), the `cutoff_date`, " +
-    "the `partitions` and `files` that would expire and their `bytes`. It commits nothing and records no pending deletion. " +
-    "**Poll GET /api/v1/jobs/{job_id}** until the job's status is succeeded, then read its `result` " +
-    "(the list GET .../partition-expiration shows the same answer as `summary`, without the files).\n\n" +
+    "Queues a job whose payload has `validate: true` (and `dry_run: true`): the agent reads the table and answers `can_run` " +
+    "(false with a `reason` when the policy can't run on this table, for example a column that is not a date partition), the `cutoff_date`, " +
+    "the `partitions` and `files` that would expire and their `bytes`. It commits nothing and records no pending deletion.\n\n" +
+    "**The request waits for the answer** for a few seconds (5 by default), holding nothing in the database meanwhile:\n\n" +
+    "- **200 OK**: the job ended within the wait. With status `succeeded`, `summary` is the answer; with `failed` or `cancelled`, `error` says why. " +
+    "The files that would expire are in the job's `result` (GET /api/v1/jobs/{job_id}).\n" +
+    "- **202 Accepted**: the job did not end within the wait (it is queued behind other work, or still reading a large log). " +
+    "**Poll GET /api/v1/jobs/{job_id}** until its status is succeeded, then read its `result` " +
+    "(the list GET .../partition-expiration shows the same answer as `summary`, without the files).\n" +
+    "- **503 Service Unavailable**: no connected agent may run it: none that runs partition expiration is connected (and not draining) " +
+    "with an allow list covering the table's location. The detail says what the connected agents allow; nothing is queued. " +
+    "Connect such an agent and send the request again.\n\n" +
     `${COLUMN_RULES} A validate neither waits for an active expiration nor holds one back. \`dry_run\` is accepted and has no effect.`,
   access: access.write("vacuum"),
   request: { params: TableIdParam, body: jsonBody(PartitionExpirationValidateSchema) },
   responses: {
-    202: jsonResponse("Queued; poll GET /api/v1/jobs/{job_id}.", PartitionExpirationJobSchema),
+    200: jsonResponse(
+      "The job ended within the wait: `summary` is the answer (status succeeded), or `error` says why it failed.",
+      PartitionExpirationJobSchema,
+    ),
+    202: jsonResponse(
+      "Queued or running after the wait; poll GET /api/v1/jobs/{job_id}.",
+      PartitionExpirationJobSchema,
+    ),
     404: problemResponse("No such table."),
     409: problemResponse("The table is not a Delta table."),
+    503: problemResponse(
+      "No connected agent may read the table's location (none runs partition expiration, or none is allowed it); nothing was queued.",
+    ),
   },
 });
 
@@ -95,23 +112,23 @@ export const partitionExpirationRoutes = newRouter()
     const job = await c.var.services.partitionExpiration.trigger(
       c.req.valid("param").table_id,
       c.req.valid("json"),
-      {
-        validate: false,
-        actor: principalId(c.var.principal),
-      },
+      principalId(c.var.principal),
     );
     return c.json(partitionExpirationJobView(job), 202);
   })
   .openapi(validate, async (c) => {
-    const job = await c.var.services.partitionExpiration.trigger(
+    const { job, answered } = await c.var.services.partitionExpiration.validate(
       c.req.valid("param").table_id,
       c.req.valid("json"),
       {
-        validate: true,
         actor: principalId(c.var.principal),
+        connected: await c.var.services.agents.connectedAbilities(),
+        signal: c.req.raw.signal,
       },
     );
-    return c.json(partitionExpirationJobView(job), 202);
+    return answered
+      ? c.json(partitionExpirationJobView(job), 200)
+      : c.json(partitionExpirationJobView(job), 202);
   })
   .openapi(listOfTable, async (c) => {
     const { offset, limit, status } = c.req.valid("query");

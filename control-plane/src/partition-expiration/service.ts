@@ -5,16 +5,26 @@
  * (`pending-deletions/record.ts`) until hard-delete, and a recover commits them back.
  *
  * A validate (`.../validate`) is the same job with `validate: true`: the agent answers whether the
- * policy can run and what would expire, and writes nothing. The kind, its precondition and its
- * overlap rule (validates take no part) are declared in `kind.ts`.
+ * policy can run and what would expire, and writes nothing. A user waits for it, so:
+ *
+ * - it is queued only while a connected agent may run it (`mayRun`: the kind, and an allow list
+ *   covering the table's location); otherwise a 503 says so and nothing is queued;
+ * - the request then waits for the job's end for up to `preflightWaitMs` (`jobs/wait.ts`, no
+ *   transaction held) and answers with the job, ended or not (the route picks 200 or 202).
+ *
+ * The kind, its precondition and its overlap rule (validates take no part) are declared in `kind.ts`.
  */
 import type { Clock } from "@lakesmith/shared";
+import { describeKey } from "@lakesmith/shared/locations";
 import { PARTITION_EXPIRATION_KIND, type PartitionExpirationPayload } from "@lakesmith/shared/maintenance";
+import { type Abilities, mayRun } from "../agents/routing.ts";
 import type { ConfigService } from "../config/service.ts";
 import type { Job, JobStatus, LakeTable } from "../db/schema.ts";
 import type { Page } from "../http/pagination.ts";
-import { invalidField, notFound } from "../http/problem.ts";
+import { ApiError, invalidField, notFound } from "../http/problem.ts";
+import { jobOnTable, type NewJob } from "../jobs/enqueue.ts";
 import type { JobService } from "../jobs/service.ts";
+import { TERMINAL_STATUSES } from "../jobs/state.ts";
 import { checkPrecondition, listOfTable, triggerOnTable } from "../jobs/triggers.ts";
 import { utcDate } from "../schedules/timing.ts";
 import type { TableService } from "../tables/service.ts";
@@ -29,14 +39,39 @@ export class PartitionExpirationService {
   ) {}
 
   /**
-   * Queues an expiration (or, with `validate`, a preflight) of a Delta table. 404 unknown table;
-   * 409 other formats or an active expiration; 422 on partition_column when the recipe rules it out.
+   * Queues an expiration of a Delta table. 404 unknown table; 409 other formats or an active
+   * expiration; 422 on partition_column when the recipe rules it out.
    */
-  async trigger(
+  async trigger(tableId: string, body: PartitionExpirationTrigger, actor: string | null): Promise<Job> {
+    const { table, job } = await this.planned(tableId, body, { validate: false, actor });
+    return triggerOnTable(this.jobs, table, job);
+  }
+
+  /**
+   * Queues a preflight of the policy and waits for its answer (see the header). The same refusals
+   * as `trigger`, and a 503 when none of the `connected` agents may run it. `answered` says whether
+   * the job ended within the wait.
+   */
+  async validate(
+    tableId: string,
+    body: PartitionExpirationTrigger,
+    options: { actor: string | null; connected: Abilities; signal?: AbortSignal },
+  ): Promise<{ job: Job; answered: boolean }> {
+    const { table, job } = await this.planned(tableId, body, { validate: true, actor: options.actor });
+    const routing = { kind: job.kind, ...this.jobs.routingOf(jobOnTable(table, job)) };
+    if (!options.connected.some((agent) => mayRun(agent, routing)))
+      throw noAgentFor(table, routing.locations, options.connected);
+    const queued = await triggerOnTable(this.jobs, table, job);
+    const latest = (await this.jobs.waitForEnd(queued.id, undefined, options.signal)) ?? queued;
+    return { job: latest, answered: TERMINAL_STATUSES.includes(latest.status) };
+  }
+
+  /** The table and the job a trigger or validate queues, after every check of the request. */
+  private async planned(
     tableId: string,
     body: PartitionExpirationTrigger,
     options: { validate: boolean; actor: string | null },
-  ): Promise<Job> {
+  ): Promise<{ table: LakeTable; job: Omit<NewJob, "tableId"> }> {
     const table = await this.tables.find(tableId);
     if (!table) throw notFound("Table", tableId);
     // Before the partition column: a table of another format is a 409, whatever its columns.
@@ -54,12 +89,10 @@ export class PartitionExpirationService {
       validate: options.validate,
       recipe: table.recipe ?? null,
     };
-    return triggerOnTable(this.jobs, table, {
-      kind: PARTITION_EXPIRATION_KIND,
-      payload,
-      trigger: "manual",
-      createdBy: options.actor,
-    });
+    return {
+      table,
+      job: { kind: PARTITION_EXPIRATION_KIND, payload, trigger: "manual", createdBy: options.actor },
+    };
   }
 
   listOfTable(
@@ -111,4 +144,19 @@ function partitionColumn(table: LakeTable, asked: string | undefined): string {
       `required: the date filter column '${recipe.date_filter_column}' of table '${table.name}' is not a partition column, so no partition can expire by it (${known})`,
     );
   return recipe.date_filter_column;
+}
+
+/** The 503 of a validate no connected agent may run: what is missing and what to do about it. */
+function noAgentFor(table: LakeTable, locations: readonly string[], connected: Abilities): ApiError {
+  const handlers = connected.filter((a) => a.kinds.includes(PARTITION_EXPIRATION_KIND));
+  const why = handlers.length
+    ? `the connected agents that run partition expiration allow ${handlers
+        .map((a) => `${a.name}: ${a.allow.map(describeKey).join(", ") || "nothing"}`)
+        .join("; ")}`
+    : "no connected agent runs partition expiration";
+  return new ApiError(
+    503,
+    `No connected agent may read table '${table.name}' at ${locations.map(describeKey).join(", ")}: ${why}. ` +
+      "Connect an agent whose allow list (LAKESMITH_AGENT_ALLOW) covers the table's location and try again; nothing was queued.",
+  );
 }

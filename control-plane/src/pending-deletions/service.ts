@@ -21,7 +21,19 @@ import {
   RecoverResultSchema,
   VACUUM_KIND,
 } from "@lakesmith/shared/maintenance";
-import { and, asc, count, desc, eq, exists, lte, notExists, type SQL, sql } from "drizzle-orm";
+import {
+  and,
+  asc,
+  count,
+  desc,
+  eq,
+  exists,
+  lte,
+  notExists,
+  type Placeholder,
+  type SQL,
+  sql,
+} from "drizzle-orm";
 import type { Db } from "../db/index.ts";
 import {
   jobs,
@@ -31,6 +43,7 @@ import {
   type PendingDeletionStatus,
   pendingDeletions,
 } from "../db/schema.ts";
+import { type PreparedSelect, preparedSelect } from "../db/statement-cache.ts";
 import type { Page } from "../http/pagination.ts";
 import { conflict, notFound } from "../http/problem.ts";
 import { jobOnTable } from "../jobs/enqueue.ts";
@@ -50,56 +63,95 @@ export interface PendingDeletionStats {
 const zeroes = () =>
   Object.fromEntries(PENDING_DELETION_STATUSES.map((s) => [s, 0])) as Record<PendingDeletionStatus, number>;
 
+/** The list's statements for one shape of filter (which fields are set); values as placeholders. */
+interface ListStatements {
+  page: PreparedSelect<PendingDeletion>;
+  total: PreparedSelect<{ n: number }>;
+}
+/** The stats' statements, for all tables or one (`tableId`); `now` in epoch ms. */
+interface StatsStatements {
+  byStatus: PreparedSelect<{ status: PendingDeletionStatus; n: number; bytes: number }>;
+  eligible: PreparedSelect<{ n: number }>;
+}
+
+/** The list's filter fields and the columns they match. */
+const FILTER_COLUMNS = {
+  status: pendingDeletions.status,
+  table_id: pendingDeletions.tableId,
+  action_type: pendingDeletions.actionType,
+  vacuum_mode: pendingDeletions.vacuumMode,
+  source_job_id: pendingDeletions.sourceJobId,
+} as const;
+type FilterField = keyof typeof FILTER_COLUMNS & keyof PendingDeletionFilter;
+
 export class PendingDeletionService {
+  // Reads built once per shape and kept prepared (`db/statement-cache.ts`): at most 32 list shapes.
+  private readonly lists = new Map<string, ListStatements>();
+  private readonly statsByScope = new Map<boolean, StatsStatements>();
+  private readonly byId;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly jobs: JobService,
     private readonly tables: TableService,
-  ) {}
+  ) {
+    this.byId = preparedSelect(
+      db,
+      db
+        .select()
+        .from(pendingDeletions)
+        .where(eq(pendingDeletions.id, sql.placeholder("id"))),
+    );
+  }
 
   /**
    * Records, newest first, and among one job's records (which share created_at) last inserted
    * first: each filter's index is ordered by (..., created_at, rowid).
    */
   async list(filter: PendingDeletionFilter, offset: number, limit: number): Promise<Page<PendingDeletion>> {
-    const where = and(
-      filter.status ? eq(pendingDeletions.status, filter.status) : undefined,
-      filter.table_id !== undefined ? eq(pendingDeletions.tableId, filter.table_id) : undefined,
-      filter.action_type ? eq(pendingDeletions.actionType, filter.action_type) : undefined,
-      filter.vacuum_mode ? eq(pendingDeletions.vacuumMode, filter.vacuum_mode) : undefined,
-      filter.source_job_id !== undefined ? eq(pendingDeletions.sourceJobId, filter.source_job_id) : undefined,
+    // status, action_type and vacuum_mode filter when non-empty; the ids whenever they are given.
+    const fields = (Object.keys(FILTER_COLUMNS) as FilterField[]).filter((f) =>
+      f === "table_id" || f === "source_job_id" ? filter[f] !== undefined : Boolean(filter[f]),
     );
-    const [items, [total]] = await Promise.all([
-      this.db
-        .select()
-        .from(pendingDeletions)
-        .where(where)
-        .orderBy(desc(pendingDeletions.createdAt), desc(rowid))
-        .limit(limit)
-        .offset(offset),
-      this.db.select({ n: count() }).from(pendingDeletions).where(where),
+    const statements = this.listStatements(fields);
+    const values = Object.fromEntries(fields.map((f) => [f, filter[f]]));
+    const [items, total] = await Promise.all([
+      statements.page.all({ ...values, offset, limit }),
+      statements.total.get(values),
     ]);
     return { items, total: total?.n ?? 0, offset, limit };
   }
 
+  private listStatements(fields: FilterField[]): ListStatements {
+    const key = fields.join("/");
+    let statements = this.lists.get(key);
+    if (statements) return statements;
+    const where = and(...fields.map((f) => eq(FILTER_COLUMNS[f], sql.placeholder(f))));
+    statements = {
+      page: preparedSelect(
+        this.db,
+        this.db
+          .select()
+          .from(pendingDeletions)
+          .where(where)
+          .orderBy(desc(pendingDeletions.createdAt), desc(rowid))
+          .limit(sql.placeholder("limit"))
+          .offset(sql.placeholder("offset")),
+      ),
+      total: preparedSelect(this.db, this.db.select({ n: count() }).from(pendingDeletions).where(where)),
+    };
+    this.lists.set(key, statements);
+    return statements;
+  }
+
   /** Counts and bytes per status (every status present), and how many hard-delete would pick now. */
   async stats(tableId: string | undefined): Promise<PendingDeletionStats> {
-    const ofTable = tableId !== undefined ? eq(pendingDeletions.tableId, tableId) : undefined;
-    const [rows, [eligible]] = await Promise.all([
-      this.db
-        .select({
-          status: pendingDeletions.status,
-          n: count(),
-          bytes: sql<number>`coalesce(sum(${pendingDeletions.sizeBytes}), 0)`,
-        })
-        .from(pendingDeletions)
-        .where(ofTable)
-        .groupBy(pendingDeletions.status),
-      this.db
-        .select({ n: count() })
-        .from(pendingDeletions)
-        .where(and(hardDeletable(this.db, this.clock.now()), ofTable)),
+    const statements = this.statsStatements(tableId !== undefined);
+    const values = { tableId, now: this.clock.now().getTime() };
+    const [rows, eligible] = await Promise.all([
+      statements.byStatus.all(values),
+      statements.eligible.get(values),
     ]);
     const counts = zeroes();
     const bytes = zeroes();
@@ -116,8 +168,37 @@ export class PendingDeletionService {
     };
   }
 
+  private statsStatements(ofOneTable: boolean): StatsStatements {
+    let statements = this.statsByScope.get(ofOneTable);
+    if (statements) return statements;
+    const ofTable = ofOneTable ? eq(pendingDeletions.tableId, sql.placeholder("tableId")) : undefined;
+    statements = {
+      byStatus: preparedSelect(
+        this.db,
+        this.db
+          .select({
+            status: pendingDeletions.status,
+            n: count(),
+            bytes: sql<number>`coalesce(sum(${pendingDeletions.sizeBytes}), 0)`,
+          })
+          .from(pendingDeletions)
+          .where(ofTable)
+          .groupBy(pendingDeletions.status),
+      ),
+      eligible: preparedSelect(
+        this.db,
+        this.db
+          .select({ n: count() })
+          .from(pendingDeletions)
+          .where(and(hardDeletable(this.db, sql.placeholder("now")), ofTable)),
+      ),
+    };
+    this.statsByScope.set(ofOneTable, statements);
+    return statements;
+  }
+
   async get(id: string): Promise<PendingDeletion> {
-    const [record] = await this.db.select().from(pendingDeletions).where(eq(pendingDeletions.id, id));
+    const record = await this.byId.get({ id });
     if (!record) throw notFound("Pending deletion", id);
     return record;
   }
@@ -215,7 +296,7 @@ export class PendingDeletionService {
  * PENDING_DELETE records hard-delete may pick at `now`: eligible, and of a table that still exists
  * (the control plane knows where a deleted table lived no more).
  */
-export function hardDeletable(db: Db, now: Date): SQL {
+export function hardDeletable(db: Db, now: Date | Placeholder): SQL {
   return and(
     eq(pendingDeletions.status, "PENDING_DELETE"),
     lte(pendingDeletions.eligibleAt, now),

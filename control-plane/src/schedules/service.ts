@@ -9,9 +9,10 @@
  */
 import { type Clock, newId } from "@lakesmith/shared";
 import { backfillSlot } from "@lakesmith/shared/jobs";
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
 import { type LakeTable, type Schedule, type ScheduleJobType, schedules } from "../db/schema.ts";
+import { preparedSelect } from "../db/statement-cache.ts";
 import { ApiError, conflict, type FieldError, notFound } from "../http/problem.ts";
 import type { SlotService } from "../slots/service.ts";
 import type { TableService } from "../tables/service.ts";
@@ -32,16 +33,23 @@ const FORMATS_OF: Record<ScheduleJobType, readonly string[]> = {
 };
 
 export class ScheduleService {
+  private readonly byKey;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly tables: TableService,
     private readonly slots: SlotService,
-  ) {}
+  ) {
+    const key = and(
+      eq(schedules.tableId, sql.placeholder("tableId")),
+      eq(schedules.jobType, sql.placeholder("jobType")),
+    );
+    this.byKey = preparedSelect(db, db.select().from(schedules).where(key));
+  }
 
   async get(tableId: string, jobType: ScheduleJobType): Promise<Schedule> {
-    const table = await this.table(tableId);
-    const [schedule] = await this.db.select().from(schedules).where(this.key(tableId, jobType));
+    const [table, schedule] = await Promise.all([this.table(tableId), this.byKey.get({ tableId, jobType })]);
     if (!schedule) throw noSchedule(table, jobType);
     return schedule;
   }

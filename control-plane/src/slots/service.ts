@@ -3,10 +3,11 @@
  * enabled daily schedules (a platform setting), so scheduled work spreads over the day instead of
  * piling up at 00:00. Disabled schedules and backfills (which have no run time) take no capacity.
  */
-import { and, count, eq } from "drizzle-orm";
+import { and, count, eq, sql } from "drizzle-orm";
 import type { ConfigService } from "../config/service.ts";
 import type { Db } from "../db/index.ts";
 import { SCHEDULE_JOB_TYPES, type ScheduleJobType, schedules } from "../db/schema.ts";
+import { preparedSelect } from "../db/statement-cache.ts";
 
 export interface SlotUsage {
   run_time_utc: string;
@@ -17,20 +18,24 @@ export interface SlotUsage {
 }
 
 export class SlotService {
-  constructor(
-    private readonly db: Db,
-    private readonly config: ConfigService,
-  ) {}
+  private readonly counts;
 
-  async usage(runTimeUtc: string): Promise<SlotUsage> {
-    const [rows, config] = await Promise.all([
-      this.db
+  constructor(
+    db: Db,
+    private readonly config: ConfigService,
+  ) {
+    this.counts = preparedSelect(
+      db,
+      db
         .select({ jobType: schedules.jobType, n: count() })
         .from(schedules)
-        .where(and(eq(schedules.runTimeUtc, runTimeUtc), eq(schedules.enabled, true)))
+        .where(and(eq(schedules.runTimeUtc, sql.placeholder("runTimeUtc")), eq(schedules.enabled, true)))
         .groupBy(schedules.jobType),
-      this.config.get(),
-    ]);
+    );
+  }
+
+  async usage(runTimeUtc: string): Promise<SlotUsage> {
+    const [rows, config] = await Promise.all([this.counts.all({ runTimeUtc }), this.config.get()]);
     const byJobType = Object.fromEntries(SCHEDULE_JOB_TYPES.map((t) => [t, 0])) as Record<
       ScheduleJobType,
       number

@@ -15,7 +15,7 @@ import { LocationError, locationKey, tryLocationKey } from "@lakesmith/shared/lo
 import { and, asc, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
 import { inventoryHistory, type LakeTable, lakeTables, schedules } from "../db/schema.ts";
-import { preparedRows, type StatementCache } from "../db/statement-cache.ts";
+import { preparedRows, preparedSelect, type StatementCache } from "../db/statement-cache.ts";
 import type { Page } from "../http/pagination.ts";
 import { ApiError, invalidField, notFound } from "../http/problem.ts";
 import type { JobService } from "../jobs/service.ts";
@@ -39,6 +39,7 @@ type ListPart = "total" | "front" | "back" | "seek" | "mark-front" | "mark-back"
 export class TableService {
   private readonly statements = new Map<string, ListStatement>();
   private readonly bookmarks = new Bookmarks();
+  private readonly byId;
 
   constructor(
     private readonly db: Db,
@@ -46,7 +47,15 @@ export class TableService {
     private readonly jobs: JobService,
     private readonly onboarding: OnboardingService,
     private readonly statementCache?: StatementCache,
-  ) {}
+  ) {
+    this.byId = preparedSelect(
+      db,
+      db
+        .select()
+        .from(lakeTables)
+        .where(eq(lakeTables.id, sql.placeholder("id"))),
+    );
+  }
 
   /**
    * A page of tables by name, as the JSON text of the page's `items` (see `view.ts`), and the total
@@ -162,8 +171,7 @@ export class TableService {
   }
 
   async find(id: string): Promise<LakeTable | undefined> {
-    const [table] = await this.db.select().from(lakeTables).where(eq(lakeTables.id, id));
-    return table;
+    return this.byId.get({ id });
   }
 
   /** Registers a table and queues its onboarding; 409 when the name is taken. */

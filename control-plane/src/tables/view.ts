@@ -13,18 +13,11 @@
  * Each job type's schedule comes from its own left join on the unique `(table_id, job_type)`
  * index: one probe per job type.
  */
-import { type AnyColumn, and, eq, type SQL, sql } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/index.ts";
+import { isoJson } from "../db/json-text.ts";
 import { lakeTables, SCHEDULE_JOB_TYPES, type ScheduleJobType, schedules } from "../db/schema.ts";
-
-/**
- * Epoch milliseconds as a JSON string the way `Date.toISOString()` writes them, or `null`.
- * `datetime` with `subsec` writes the same digits as `strftime('%Y-%m-%dT%H:%M:%fZ', ...)` at
- * about half the cost; migration 0005 writes `wire`'s timestamps the same way.
- */
-const isoJson = (ms: AnyColumn) =>
-  sql`json_quote(replace(datetime(${ms} / 1000.0, 'unixepoch', 'subsec'), ' ', 'T') || 'Z')`;
 
 type ScheduleAlias = ReturnType<typeof alias<typeof schedules, string>>;
 const scheduleOf = Object.fromEntries(

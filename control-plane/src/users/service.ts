@@ -8,11 +8,12 @@
 import type { z } from "@hono/zod-openapi";
 import { type Clock, newId } from "@lakesmith/shared";
 import { parse } from "csv-parse/sync";
-import { count, eq, or } from "drizzle-orm";
+import { count, eq, or, sql } from "drizzle-orm";
 import { hashPassword } from "../auth/crypto.ts";
 import type { Db } from "../db/index.ts";
+import { jsonArrayOf } from "../db/json-text.ts";
 import { ROLES, type Role, type User, users } from "../db/schema.ts";
-import type { Page } from "../http/pagination.ts";
+import { preparedSelect } from "../db/statement-cache.ts";
 import {
   ApiError,
   conflict,
@@ -22,36 +23,75 @@ import {
   zodFieldErrors,
 } from "../http/problem.ts";
 import { type BulkSsoCreateSchema, type UserCreate, UserCreateSchema, type UserUpdate } from "./schemas.ts";
+import { userJson } from "./view.ts";
+
+/** A page of users whose items are JSON text (`view.ts`), ready to send. */
+export interface UserPageJson {
+  itemsJson: string;
+  total: number;
+}
 
 export interface NewUser extends UserCreate {
   protected?: boolean;
 }
 
 export class UserService {
+  // Reads built once and kept prepared (`db/statement-cache.ts`).
+  private readonly reads;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     /** Called after a change that can alter what a credential may do (status, role, deletion). */
     private readonly onAccessChange: () => void = () => {},
-  ) {}
+  ) {
+    const page = db
+      .select({ item: sql<string>`${userJson}`.as("item") })
+      .from(users)
+      .orderBy(users.createdAt, users.id)
+      .limit(sql.placeholder("limit"))
+      .offset(sql.placeholder("offset"))
+      .as("page");
+    const items = db.select({ items: jsonArrayOf(page.item) }).from(page);
+    const total = db.select({ n: count() }).from(users);
+    this.reads = {
+      // The page and the total in one statement: each call into the driver costs more than
+      // counting a table of users.
+      page: preparedSelect(
+        db,
+        db.select({ items: sql<string>`(${items})`, total: sql<number>`(${total})` }).from(sql`(select 1)`),
+      ),
+      byId: preparedSelect(
+        db,
+        db
+          .select()
+          .from(users)
+          .where(eq(users.id, sql.placeholder("id"))),
+      ),
+      byUsername: preparedSelect(
+        db,
+        db
+          .select()
+          .from(users)
+          .where(eq(users.username, sql.placeholder("username"))),
+      ),
+    };
+  }
 
-  async list(offset: number, limit: number): Promise<Page<User>> {
-    const [items, [totals]] = await Promise.all([
-      this.db.select().from(users).orderBy(users.createdAt, users.id).limit(limit).offset(offset),
-      this.db.select({ n: count() }).from(users),
-    ]);
-    return { items, total: totals?.n ?? 0, offset, limit };
+  /** Users, oldest first, as JSON text (`view.ts`), and how many there are. */
+  async list(offset: number, limit: number): Promise<UserPageJson> {
+    const page = await this.reads.page.get({ offset, limit });
+    return { itemsJson: page?.items ?? "[]", total: page?.total ?? 0 };
   }
 
   async get(id: string): Promise<User> {
-    const [user] = await this.db.select().from(users).where(eq(users.id, id));
+    const user = await this.reads.byId.get({ id });
     if (!user) throw notFound("User", id);
     return user;
   }
 
   async findByUsername(username: string): Promise<User | undefined> {
-    const [user] = await this.db.select().from(users).where(eq(users.username, username));
-    return user;
+    return this.reads.byUsername.get({ username });
   }
 
   /** Creates a user; 409 naming the field when the username or email is taken. */

@@ -72,7 +72,7 @@ describe("control plane in workerd", () => {
     expect(reused.status).toBe(401);
   });
 
-  it("creates a user and refuses a duplicate with 409", async () => {
+  it("creates a user, lists it as created and refuses a duplicate with 409", async () => {
     const body = JSON.stringify({
       full_name: "Ada Lovelace",
       email: "ada@example.com",
@@ -81,9 +81,15 @@ describe("control plane in workerd", () => {
     });
     const first = await call("/api/v1/users", { method: "POST", token: ADMIN_KEY, body });
     expect(first.status).toBe(201);
-    expect(((await first.json()) as { username: string }).username).toBe("ada");
+    const created = (await first.json()) as { id: string; username: string };
+    expect(created.username).toBe("ada");
     const again = await call("/api/v1/users", { method: "POST", token: ADMIN_KEY, body });
     expect(again.status).toBe(409);
+    // The list's items are JSON that D1 builds (users/view.ts): the same as the created user.
+    const list = await call("/api/v1/users?limit=1000", { token: ADMIN_KEY });
+    const page = (await list.json()) as { items: { id: string }[]; total: number };
+    expect(page.total).toBe(page.items.length);
+    expect(page.items.find((u) => u.id === created.id)).toEqual(created);
   });
 
   it("serves the docs page with its offline assets to an Admin", async () => {
