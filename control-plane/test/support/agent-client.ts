@@ -48,17 +48,20 @@ export async function connectAgent(baseUrl: string, token: string): Promise<Test
       const index = inbox.findIndex((m) => m.type === type);
       if (index >= 0) return Promise.resolve(inbox.splice(index, 1)[0] as never);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`no ${type} message within ${timeoutMs} ms`)),
-          timeoutMs,
-        );
-        waiters.push({
+        const waiter = {
           type,
-          resolve: (m) => {
+          resolve: (m: unknown) => {
             clearTimeout(timer);
             resolve(m as never);
           },
-        });
+        };
+        // A waiter that timed out leaves, so a later message of its type stays in the inbox.
+        const timer = setTimeout(() => {
+          const at = waiters.indexOf(waiter);
+          if (at >= 0) waiters.splice(at, 1);
+          reject(new Error(`no ${type} message within ${timeoutMs} ms`));
+        }, timeoutMs);
+        waiters.push(waiter);
       });
     },
     pending: () => [...inbox],
