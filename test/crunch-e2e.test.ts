@@ -120,12 +120,17 @@ describe("crunch end to end", () => {
       const id = await crunch(plane, table.id, {
         backfill_start_date: "2020-01-01",
         backfill_end_date: "2021-12-31",
+        cluster_columns: "state,date",
         priority: "P1",
       });
       const done = await plane.waitForJob(id, ["succeeded", "failed"], 90_000);
       expect(done.status, done.error ?? "").toBe("succeeded");
       const metrics = (await plane.api("GET", `/api/v1/crunch/${id}/metrics`)).body;
       expect(metrics.metrics.drr).toBeGreaterThan(0);
+      // The cluster columns asked for are applied (agent/test/crunch-run.test.ts reads the files' order).
+      expect(metrics.job.cluster_columns).toEqual(["state", "date"]);
+      expect(metrics.metrics.settings.sort_columns).toEqual(["state", "date"]);
+      expect(metrics.metrics.notes).toEqual([]);
       expect(metrics.metrics.rows_in).toBe(1_111_930);
       expect(metrics.metrics.rows_out).toBe(1_111_930);
 
@@ -163,6 +168,17 @@ describe("crunch end to end", () => {
       const after = await tableRows(store);
       expect(after.sums).toEqual(before.sums);
       expect(after.snapshot.files.length).toBe(metrics.files_after);
+
+      // A lookback over days the table has no file for succeeds with zeros, and says so.
+      const empty = await crunch(plane, table.id, { lookback_start: 2, lookback_end: 0 });
+      const emptyDone = await plane.waitForJob(empty, ["succeeded", "failed"], 90_000);
+      expect(emptyDone.status, emptyDone.error ?? "").toBe("succeeded");
+      const emptyMetrics = (await plane.api("GET", `/api/v1/crunch/${empty}/metrics`)).body;
+      const range = emptyMetrics.job.date_range;
+      expect(emptyMetrics.metrics).toMatchObject({ files_before: 0, committed_version: null });
+      expect(emptyMetrics.metrics.notes).toEqual([
+        `no file fell in the range ${range.start} to ${range.end} (inclusive) of column event_date: nothing to crunch among the table's ${metrics.files_after} files`,
+      ]);
     });
   }
 

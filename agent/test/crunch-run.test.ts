@@ -4,7 +4,7 @@
  * crash or a concurrent writer can hit are forced with a store that runs a hook before a commit
  * (a real `FileStore` underneath), so each case happens every run, not by luck of timing.
  */
-import { cpSync, mkdtempSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CrunchPayload } from "@lakesmith/shared/jobs";
@@ -13,7 +13,7 @@ import { appendCommit, writeEventsTable } from "../../test/support/delta-tables.
 import { runCrunch } from "../src/crunch/run.ts";
 import { JOB_ID_FIELD, loadSnapshot } from "../src/delta/index.ts";
 import { duckdbColumns } from "../src/delta/schema.ts";
-import { checksumFiles, compareChecksums, Engine } from "../src/engine/index.ts";
+import { checksumFiles, compareChecksums, Engine, sqlString } from "../src/engine/index.ts";
 import { runInspection } from "../src/inspect/run.ts";
 import {
   FileStore,
@@ -29,6 +29,7 @@ const root = mkdtempSync(join(tmpdir(), "crunch-run-"));
 const engines: Engine[] = [];
 afterAll(() => {
   for (const e of engines) e.close();
+  rmSync(root, { recursive: true, force: true });
 });
 
 /** A crunch job's context, and the progress it reported. */
@@ -270,7 +271,7 @@ describe("crunch on Delta tables", () => {
     const store = new FileStore(path);
     const result = await runCrunch(
       "crunch",
-      context(payloadFor(path, { mutation_interval_minutes: 30 })).ctx,
+      context(payloadFor(path, { mutation_interval_minutes: 30, cluster_columns: ["country"] })).ctx,
       {
         store,
         memoryLimitMb: 256,
@@ -279,6 +280,76 @@ describe("crunch on Delta tables", () => {
     expect(result.job_type).toBe("optimize");
     expect(result.job_type_reason).toContain("mutation interval of 30 minutes");
     expect(result.settings?.sort_columns).toEqual([]);
+    expect(result.notes).toEqual([
+      expect.stringMatching(
+        /^cluster columns country not applied \(files left unsorted\): the job ran as optimize \(another writer committed/,
+      ),
+    ]);
+  });
+
+  it("sorts the files it writes by the cluster columns, as read back from the written files", async () => {
+    const path = join(root, "covid-cluster");
+    cpSync(join(FIXTURES, "COVID-19_NYT"), path, { recursive: true });
+    const store = new FileStore(path);
+    const before = await tableChecksum(store, path);
+    const payload = payloadFor(path, {
+      date_range: { start: "2020-01-01", end: "2021-12-31" },
+      backfill_col: "date",
+      cluster_columns: ["state", "date"],
+      // A sorted write is one file per chunk of the bin: a small target makes several.
+      target_file_size_mb: 1,
+    });
+    const result = await runCrunch("crunch", context(payload).ctx, { store, memoryLimitMb: 512 });
+    expect(result.committed_version).toBe(1);
+    expect(result.settings?.sort_columns).toEqual(["state", "date"]);
+    expect(result.files_after).toBeGreaterThan(1);
+    expect(result.notes).toBeUndefined();
+
+    const after = await tableChecksum(store, path);
+    expectSameRows(before, after);
+    const engine = await Engine.open();
+    engines.push(engine);
+    const written = after.snapshot.files.map((f) => join(path, f.path));
+    expect(written.length).toBe(result.files_after);
+    for (const file of written) {
+      // Each row against the one before it in the file's own order (file_row_number).
+      const [row] = await engine.query<{ rows: string; out_of_order: string }>(
+        `select count(*) as rows, count(*) filter (where prev_state > state or (prev_state = state and prev_date > date)) as out_of_order
+         from (select state, date, lag(state) over w as prev_state, lag(date) over w as prev_date
+               from read_parquet(${sqlString(file)}, file_row_number = true) window w as (order by file_row_number))`,
+      );
+      expect(Number(row?.rows)).toBeGreaterThan(0);
+      expect(Number(row?.out_of_order), file).toBe(0);
+    }
+    // The source files were in date order, not state order: the check above can fail.
+    const [source] = await engine.query<{ out_of_order: string }>(
+      `select count(*) filter (where prev_state > state or (prev_state = state and prev_date > date)) as out_of_order
+       from (select state, date, lag(state) over w as prev_state, lag(date) over w as prev_date
+             from read_parquet(${sqlString(join(FIXTURES, "COVID-19_NYT", before.snapshot.files[0]?.path ?? ""))}, file_row_number = true)
+             window w as (order by file_row_number))`,
+    );
+    expect(Number(source?.out_of_order)).toBeGreaterThan(0);
+  });
+
+  it("succeeds with zeros and says so when no file falls in the date range, naming the range", async () => {
+    const path = join(root, "empty-range");
+    await writeEventsTable(path, { days: 2, filesPerDay: 3, rowsPerFile: 500 });
+    const store = new FileStore(path);
+    const result = await runCrunch(
+      "crunch",
+      context(
+        payloadFor(path, {
+          date_range: { start: "2030-01-01", end: "2030-01-15" },
+          backfill_col: "event_date",
+        }),
+      ).ctx,
+      { store, memoryLimitMb: 256 },
+    );
+    expect(result).toMatchObject({ committed_version: null, files_before: 0, files_after: 0, rows_in: 0 });
+    expect(result.partitions).toEqual([]);
+    expect(result.notes).toEqual([
+      "no file fell in the range 2030-01-01 to 2030-01-15 (inclusive) of column event_date: nothing to crunch among the table's 6 files",
+    ]);
   });
 
   it("refuses a cluster column the table doesn't have", async () => {

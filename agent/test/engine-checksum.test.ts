@@ -9,6 +9,7 @@ import {
   Engine,
   explainMismatch,
   sqlString,
+  sumChecksums,
   type TableColumn,
 } from "../src/engine/index.ts";
 
@@ -66,6 +67,17 @@ describe("content checksum", () => {
     );
     expect(expected.rows).toBe(1000);
     expect(compareChecksums(expected, reordered)).toEqual([]);
+  });
+
+  it("adds up the checksums of disjoint sets of files to the checksum of all of them", async () => {
+    const parts = await files("parts", base, 3);
+    const whole = await checksumFiles(engine, parts, columns, { perColumn: true });
+    const each = await Promise.all(
+      parts.map((p) => checksumFiles(engine, [p], columns, { perColumn: true })),
+    );
+    expect(sumChecksums(columns, each)).toEqual(whole);
+    // One part short is a difference, as a dropped file must be.
+    expect(compareChecksums(whole, sumChecksums(columns, each.slice(1)))).not.toEqual([]);
   });
 
   it("detects a changed value with the row checksum alone, without per-column hashes", async () => {

@@ -98,7 +98,11 @@ describe("rowGroupSize", () => {
   it("gives every thread one row group of the bin, within DuckDB's default and the byte cap", () => {
     expect(rowGroupSize(1_111_930, 40, 2)).toBe(557_056);
     expect(rowGroupSize(50_000, 40, 2)).toBe(DEFAULT_ROW_GROUP_SIZE);
-    expect(rowGroupSize(8_000_000, 40, 2)).toBe(1_048_576);
+    // 24 MB of 40-byte rows.
+    expect(rowGroupSize(8_000_000, 40, 2)).toBe(628_736);
+    expect(rowGroupSize(8_000_000, 10, 2)).toBe(1_048_576);
+    // Two threads' row groups within an eighth of a 256 MB limit: 16 MB each.
+    expect(rowGroupSize(8_000_000, 40, 2, 256)).toBe(417_792);
     expect(rowGroupSize(8_000_000, 4_000, 2)).toBe(DEFAULT_ROW_GROUP_SIZE);
   });
 });
@@ -167,7 +171,7 @@ describe("reuseSettings", () => {
       sort_columns: ["country"],
       parquet_version: "v2",
       dictionary_encoding: false,
-      row_group_size: rowGroupSize(300_000, 100, 2),
+      row_group_size: rowGroupSize(300_000, 100, 2, 512),
       trials: [],
       reused_from_version: 7,
       tuned_with: measured.tuned_with,
@@ -185,8 +189,13 @@ describe("reuseSettings", () => {
     expect(reuseSettings(earlier, { ...same, allowParquetV2: false })).toBeNull();
   });
 
-  it("measures again when the earlier sort would not fit this bin in memory, or the settings were reused", () => {
-    expect(reuseSettings({ settings: measured, version: 7 }, { ...same, binRows: 10_000_000 })).toBeNull();
+  it("measures again when the settings were reused themselves; a sort of a larger bin is reused (it is chunked)", () => {
+    expect(reuseSettings({ settings: measured, version: 7 }, { ...same, binRows: 10_000_000 })).toMatchObject(
+      {
+        sort_columns: ["country"],
+        row_group_size: rowGroupSize(10_000_000, 100, 2, 512),
+      },
+    );
     expect(reuseSettings({ settings: { ...measured, reused_from_version: 3 }, version: 7 }, same)).toBeNull();
   });
 });
@@ -198,23 +207,20 @@ describe("tuneSettings", () => {
       inputs,
       columns,
       scratchDir: join(dir, "scratch"),
-      clusterColumns: ["at"],
       enumeratedColumns: ["country", "status"],
       sampleRows: 50_000,
       maxSlowdown: 100,
       timeBudgetMs: 60_000,
     });
     expect(settings).toMatchObject(CrunchSettingsSchema.parse(settings));
-    // Plain, a tighter dictionary bound, plain encoding, 3 sort keys, 2 zstd levels.
-    expect(settings.trials).toHaveLength(8);
+    // Plain, a tighter dictionary bound, plain encoding, 2 sort keys, 2 zstd levels.
+    expect(settings.trials).toHaveLength(7);
     expect(settings.trials.map((t) => t.settings).slice(0, 3)).toEqual([
       "zstd level 3, 122880-row groups, dictionaries up to 6144, parquet v1",
       "zstd level 3, 122880-row groups, dictionaries up to 2048, parquet v1",
       "zstd level 3, 122880-row groups, plain encoding, parquet v1",
     ]);
-    expect(settings.trials.some((t) => /sorted by country, status, at, parquet v1$/.test(t.settings))).toBe(
-      true,
-    );
+    expect(settings.trials.some((t) => /sorted by country, status, parquet v1$/.test(t.settings))).toBe(true);
     // The choice always bounds its dictionaries (or has none): never DuckDB's bound that grows with
     // the row group.
     expect(settings.dictionary_encoding === false || settings.dictionary_size_limit !== undefined).toBe(true);
@@ -228,6 +234,63 @@ describe("tuneSettings", () => {
     expect(settings.trials.every((t) => t.settings.endsWith("parquet v1"))).toBe(true);
     expect(settings.reason).toMatch(/50000-row sample/);
     expect(await readdir(join(dir, "scratch"))).toEqual([]);
+  });
+
+  it("sorts by the cluster columns, choosing among candidates sorted by them, even where unsorted is smaller", async () => {
+    const inputs = await bin(4, 20_000);
+    const settings = await tuneSettings(engine, {
+      inputs,
+      columns,
+      scratchDir: join(dir, "scratch-cluster"),
+      // Sorting by country breaks the time order the rows arrive in: larger files, asked for anyway.
+      clusterColumns: ["country", "at"],
+      enumeratedColumns: ["country", "status"],
+      sampleRows: 40_000,
+      maxSlowdown: 100,
+      timeBudgetMs: 60_000,
+    });
+    expect(settings.sort_columns).toEqual(["country", "at"]);
+    // Plain, two dictionary trials, the cluster sort, and two zstd levels of the sorted choice: no
+    // other sort key competes with the cluster columns.
+    const sorted = settings.trials.filter((t) => t.settings.includes("sorted by"));
+    expect(sorted.length).toBe(3);
+    expect(sorted.every((t) => /sorted by country, at, parquet v1$/.test(t.settings))).toBe(true);
+    const chosen = describeSettings(settings).replace(/\d+-row groups/, "");
+    const trial = sorted.find((t) => t.settings.replace(/\d+-row groups/, "") === chosen);
+    expect(trial?.bytes).toBe(Math.min(...sorted.map((t) => t.bytes)));
+    expect(settings.tuned_with?.cluster_columns).toEqual(["country", "at"]);
+    expect(settings.reason).not.toMatch(/not applied/);
+  });
+
+  it("refuses the cluster columns' sort when it measures over the allowance, and says so and why", async () => {
+    const inputs = await bin(4, 20_000);
+    const settings = await tuneSettings(engine, {
+      inputs,
+      columns,
+      scratchDir: join(dir, "scratch-refuse"),
+      clusterColumns: ["country"],
+      sampleRows: 40_000,
+      // No write is that fast: the sort (the mean of two trials) misses the allowance.
+      maxSlowdown: 0,
+      timeBudgetMs: 60_000,
+    });
+    expect(settings.sort_columns).toEqual([]);
+    expect(settings.reason).toMatch(
+      /^cluster columns country not applied \(files left unsorted\): sorting measured \d+\.\d+x plain's write CPU time on the sample \(the mean of two trials, scaled to the rows sorted at once\), over the allowance of 0\.00x; /,
+    );
+    expect(settings.trials.some((t) => t.settings.includes("sorted by country"))).toBe(true);
+  });
+
+  it("sorts a crunch too small for trials by the cluster columns, untried", async () => {
+    const inputs = await bin(2, 3_000);
+    const small = await tuneSettings(engine, {
+      inputs,
+      columns,
+      scratchDir: join(dir, "scratch-untried"),
+      clusterColumns: ["status", "at"],
+    });
+    expect(small.trials).toEqual([]);
+    expect(small.sort_columns).toEqual(["status", "at"]);
   });
 
   it("tries Parquet v2 only when allowed", async () => {

@@ -122,6 +122,15 @@ describe("the metrics of a crunch", () => {
     });
   });
 
+  it("carry the agent's notes: a range that selected no file, named", async () => {
+    const { id } = await triggered((await table()).id);
+    const note =
+      "no file fell in the range 2026-01-01 to 2026-01-31 (inclusive) of column event_date: nothing to crunch among the table's 41 files";
+    await finish(id, { ...RESULT, committed_version: null, notes: [note] });
+    const body = await get(`/api/v1/crunch/${id}/metrics`);
+    expect(body.metrics.notes).toEqual([note]);
+  });
+
   it("aggregate the agent's result once the job succeeded", async () => {
     const { id } = await triggered((await table()).id);
     clock.advance(60_000);
@@ -146,6 +155,7 @@ describe("the metrics of a crunch", () => {
     expect(body.metrics).toEqual({
       job_type: "crunch",
       job_type_reason: null,
+      notes: [],
       drr: 75,
       bytes_before: 4_000_000,
       bytes_after: 1_000_000,

@@ -32,7 +32,13 @@ const trigger = (tableId: string, body: unknown, query = "") =>
   admin("POST", `/api/v1/tables/${tableId}/crunch${query}`, body);
 const LOOKBACK = { lookback_start: 15, lookback_end: 2 };
 const BACKFILL = { backfill_start_date: "2026-01-01", backfill_end_date: "2026-01-31" };
-const MODE_FIELDS = ["backfill_end_date", "backfill_start_date", "lookback_end", "lookback_start"];
+const MODE_FIELDS = [
+  "backfill_end_date",
+  "backfill_start_date",
+  "lookback_end",
+  "lookback_start",
+  "whole_table",
+];
 
 /** The field paths a 422 names. */
 async function invalidFields(res: Response): Promise<string[]> {
@@ -50,7 +56,24 @@ describe("trigger validation", () => {
   it.each([
     ["neither mode", {}, MODE_FIELDS],
     ["neither mode, priority only", { priority: "P1" }, MODE_FIELDS],
-    ["both modes", { ...LOOKBACK, ...BACKFILL }, MODE_FIELDS],
+    [
+      "both modes",
+      { ...LOOKBACK, ...BACKFILL },
+      ["backfill_end_date", "backfill_start_date", "lookback_end", "lookback_start"],
+    ],
+    [
+      "whole table and lookback",
+      { ...LOOKBACK, whole_table: true },
+      ["lookback_end", "lookback_start", "whole_table"],
+    ],
+    [
+      "whole table and backfill, partly",
+      { whole_table: true, backfill_start_date: "2026-01-01" },
+      ["backfill_start_date", "whole_table"],
+    ],
+    ["all three modes", { ...LOOKBACK, ...BACKFILL, whole_table: true }, MODE_FIELDS],
+    ["whole_table false", { whole_table: false }, ["whole_table"]],
+    ["whole_table as a string", { whole_table: "true" }, ["whole_table"]],
     [
       "both modes, partly",
       { lookback_start: 3, backfill_end_date: "2026-01-31" },
@@ -250,6 +273,31 @@ describe("a backfill trigger", () => {
       cluster_columns: ["region", "customer_id"],
       recipe: RECIPE,
     });
+  });
+
+  it("queues a whole-table crunch without a date range, sorted by the trigger's cluster columns", async () => {
+    const t = await table();
+    const res = await trigger(t.id, { whole_table: true, cluster_columns: "region" });
+    expect(res.status).toBe(202);
+    const view = await res.json();
+    expect(view).toMatchObject({ date_range: null, backfill_col: null, cluster_columns: ["region"] });
+    const payload = CrunchPayloadSchema.parse((await plane.services.jobs.get(view.id))?.payload);
+    expect(payload.date_range).toBeUndefined();
+    expect(payload.backfill_col).toBeUndefined();
+    expect(payload.cluster_columns).toEqual(["region"]);
+    // Without cluster columns, the recipe's.
+    const plain = await (await trigger((await table()).id, { whole_table: true })).json();
+    expect(plain).toMatchObject({ date_range: null, cluster_columns: RECIPE.cluster_columns });
+  });
+
+  it("names the three modes in the 422 of a body with none, and two in one with two", async () => {
+    const tableId = (await table()).id;
+    const none = (await (await trigger(tableId, {})).json()) as { errors: { message: string }[] };
+    expect(none.errors[0]?.message).toMatch(/or whole_table: true/);
+    const two = (await (await trigger(tableId, { ...BACKFILL, whole_table: true })).json()) as {
+      errors: { message: string }[];
+    };
+    expect(two.errors[0]?.message).toMatch(/^backfill mode and whole-table mode are exclusive/);
   });
 
   it("defaults the cluster columns to the recipe's and takes a single day", async () => {

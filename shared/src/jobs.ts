@@ -179,7 +179,10 @@ export const CrunchSettingsSchema = z.object({
    */
   dictionary_size_limit: z.number().int().nonnegative().optional(),
   reason: z.string(),
-  /** Candidate settings tried on a sample, the bytes each produced and how long its write took. */
+  /**
+   * Candidate settings tried on a sample, the bytes each produced and the CPU milliseconds its write
+   * took (CPU, not wall time, so that a busy machine does not skew the choice).
+   */
   trials: z
     .array(
       z.object({

@@ -1,30 +1,35 @@
 /**
  * `npm run bench:crunch`: crunch through the whole system against a plain DuckDB rewrite.
  *
- * For each table, BENCH_REPEAT (default 5) rounds run in turn. A round takes a fresh copy of the
- * table, rewrites its files with a plain `COPY (select * from read_parquet(files)) TO ... (FORMAT
- * parquet, COMPRESSION zstd)`, then registers the copy through the API, onboards it and crunches it
- * with a `lakesmith-agent` child process (the control plane runs in this process on a libSQL file).
- * Plain and crunch alternate, so that load from other work on a shared machine weighs on both sides
- * alike, and the figures are medians over the rounds: one stall on a 2-core machine moves a single
- * run by 20% or more. Printed per table: input MB, MB/s of both (crunch: the job's own duration,
- * from loading the log to the commit, validation included), the median of the rounds' ratios and
- * their range, DRR of both, the CPU seconds each took (crunch: the agent process's, which contention
- * does not inflate as it does wall time), the settings crunch chose and why, the phases of the
- * median round, and the agent's peak RSS (VmHWM) over all rounds.
+ * For each scale and table, BENCH_REPEAT (default 5) rounds run in turn. A round takes a fresh copy
+ * of the table, rewrites its files with a plain `COPY (select * from read_parquet(files)) TO ...
+ * (FORMAT parquet, COMPRESSION zstd)`, then registers the copy through the API, onboards it and
+ * crunches it whole (`{"whole_table": true}`) with a `lakesmith-agent` child process (the control
+ * plane runs in this process on a libSQL file). Plain and crunch alternate, so that load from other
+ * work on a shared machine weighs on both sides alike, and the figures are medians over the rounds:
+ * one stall on a 2-core machine moves a single run by 20% or more. Printed per table and scale: input
+ * MB, MB/s of both (crunch: the job's own duration, from loading the log to the commit, validation
+ * included), the wall ratio (plain's time over the crunch's) and the CPU ratio (the agent process's
+ * CPU seconds over plain's: contention inflates CPU time far less than wall time), each the median of
+ * the rounds' ratios with their range, DRR of both, the settings crunch chose and why, the phases of
+ * the median round, and the agent's peak RSS while crunching (VmHWM, reset before each crunch; the
+ * peak while onboarding, which profiles the table, is printed apart).
  *
- * BENCH_TABLES (comma-separated, default `events,covid`) picks the tables. Both are registered with
- * `parquet_v2: true`, as a user whose readers all accept Parquet v2 pages (Spark 3, Trino, DuckDB)
- * would register them; crunch still keeps v2 only where its sample measures better.
+ * BENCH_SCALE (comma-separated, default 1) multiplies the events table's files per day: `1,4,8` runs
+ * the three sizes in turn, each with a fresh agent. BENCH_TABLES (comma-separated, default
+ * `events,covid`) picks the tables; the COVID fixture runs at the first scale only. Both are
+ * registered with `parquet_v2: true`, as a user whose readers all accept Parquet v2 pages (Spark 3,
+ * Trino, DuckDB) would register them; crunch still keeps v2 only where its sample measures better.
  * BENCH_PARQUET_V2=0 registers them with the default (v1 only).
  *
  * Tables: an events table of BENCH_DAYS x BENCH_FILES_PER_DAY small snappy files (default 8 x 50 =
- * 400 files, BENCH_ROWS_PER_FILE rows each, default 40,000: about 300 MB of timestamps,
- * low-cardinality strings, ids and decimals),
- * and the COVID-19_NYT fixture. Targets (issue 5): ratio >= 0.8; crunch DRR >= plain DRR + 10
- * points; peak memory < 1 GiB.
+ * 400 files at 1x, BENCH_ROWS_PER_FILE rows each, default 40,000: about 300 MB of timestamps,
+ * low-cardinality strings, ids and decimals), and the COVID-19_NYT fixture. Targets (issues 5 and
+ * 17): wall ratio >= 0.8 and CPU ratio <= 1.25 at every scale; crunch DRR >= plain DRR + 10 points;
+ * agent peak RSS < 800 MB. The bench removes its folder and stops its agents and server when done,
+ * then exits.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadSnapshot } from "../../agent/src/delta/index.ts";
@@ -37,6 +42,14 @@ import { writeEventsTable } from "../support/delta-tables.ts";
 
 const DAYS = Number(process.env.BENCH_DAYS ?? 8);
 const FILES_PER_DAY = Number(process.env.BENCH_FILES_PER_DAY ?? 50);
+/**
+ * Size knobs: each scale multiplies the events table's files per day, so its partitions (and the
+ * crunch's bins, up to the agent's bin size) grow with it. `1,4,8` runs the three in turn.
+ */
+const SCALES = (process.env.BENCH_SCALE ?? "1")
+  .split(",")
+  .map((s) => Number(s.trim()))
+  .filter((s) => Number.isInteger(s) && s > 0);
 const ROWS_PER_FILE = Number(process.env.BENCH_ROWS_PER_FILE ?? 40_000);
 const MEMORY_LIMIT_MB = Number(process.env.BENCH_MEMORY_LIMIT_MB ?? 768);
 const PARQUET_V2 = process.env.BENCH_PARQUET_V2 !== "0";
@@ -55,11 +68,15 @@ interface Row {
   ratio: number;
   ratioMin: number;
   ratioMax: number;
+  cpuRatio: number;
+  cpuRatioMin: number;
+  cpuRatioMax: number;
   plainDrr: number;
   crunchDrr: number;
   plainCpuS: number;
   crunchCpuS: number;
   peakRssMb: number;
+  onboardingPeakMb?: number;
   settings: string;
   phases: Record<string, number>;
 }
@@ -90,76 +107,94 @@ async function main() {
   };
 
   const rows: Row[] = [];
+  let agentCount = 0;
   try {
-    const tables: [string, string][] = [];
-    if (TABLES.has("events")) {
-      const events = join(dir, "events");
-      process.stdout.write(`generating ${DAYS * FILES_PER_DAY} files of ${ROWS_PER_FILE} rows... `);
-      const generated = await writeEventsTable(events, {
-        days: DAYS,
-        filesPerDay: FILES_PER_DAY,
-        rowsPerFile: ROWS_PER_FILE,
-      });
-      process.stdout.write(`${(generated.bytes / MB).toFixed(0)} MB\n`);
-      tables.push(["events (generated)", events]);
-    }
-    if (TABLES.has("covid")) {
-      const covid = join(dir, "covid");
-      cpSync(FIXTURE, covid, { recursive: true });
-      tables.push(["COVID-19_NYT", covid]);
-    }
+    for (const scale of SCALES) {
+      const tables: [string, string][] = [];
+      if (TABLES.has("events")) {
+        const events = join(dir, `events-${scale}x`);
+        const filesPerDay = FILES_PER_DAY * scale;
+        process.stdout.write(
+          `generating ${DAYS * filesPerDay} files of ${ROWS_PER_FILE} rows (${scale}x)... `,
+        );
+        const generated = await writeEventsTable(events, {
+          days: DAYS,
+          filesPerDay,
+          rowsPerFile: ROWS_PER_FILE,
+        });
+        process.stdout.write(`${(generated.bytes / MB).toFixed(0)} MB\n`);
+        tables.push([`events ${scale}x`, events]);
+      }
+      // The fixture has one size: it runs at the first scale only.
+      if (TABLES.has("covid") && scale === SCALES[0]) {
+        const covid = join(dir, "covid");
+        cpSync(FIXTURE, covid, { recursive: true });
+        tables.push(["COVID-19_NYT", covid]);
+      }
 
-    for (const [name, source] of tables) {
-      const { token } = (await api("POST", "/api/v1/agents", { name: `bench-${rows.length}` })).body;
-      const agent = spawnAgent({
-        LAKESMITH_CONTROL_PLANE: url,
-        LAKESMITH_AGENT_TOKEN: token,
-        LAKESMITH_AGENT_CONCURRENCY: "1",
-        LAKESMITH_AGENT_ALLOW: `file://${dir}`,
-        LAKESMITH_AGENT_MEMORY_LIMIT_MB: String(MEMORY_LIMIT_MB),
-        LAKESMITH_AGENT_SCRATCH: join(dir, "scratch"),
-      });
-      const rounds: Round[] = [];
-      try {
-        await agent.waitForLog((l) => l.msg === "session established", 30_000);
-        for (let round = 0; round < REPEAT; round++) {
-          const path = `${source}-round-${round}`;
-          cpSync(source, path, { recursive: true });
-          const plain = await plainRewrite(path, join(dir, `plain-${rows.length}-${round}`));
-          const table = (
-            await api("POST", "/api/v1/tables", {
-              name: `bench.t${rows.length}_${round}`,
-              uri: `file://${path}`,
-              format: "delta",
-              parquet_v2: PARQUET_V2,
-            })
-          ).body;
-          const onboarding = await waitJob(table.onboarding_job_id);
-          if (onboarding.status !== "succeeded") throw new Error(`onboarding failed: ${onboarding.error}`);
-          const trigger = await api("POST", `/api/v1/tables/${table.id}/crunch`, {
-            backfill_start_date: "1970-01-01",
-            backfill_end_date: "2099-12-31",
-          });
-          if (trigger.status !== 202) throw new Error(`crunch trigger: ${JSON.stringify(trigger.body)}`);
-          const cpuBefore = cpuSeconds(agent.child.pid);
-          const job = await waitJob(trigger.body.id);
-          const cpuS = cpuSeconds(agent.child.pid) - cpuBefore;
-          if (job.status !== "succeeded") throw new Error(`crunch failed: ${job.error}`);
-          if (job.result.bytes_before !== plain.inputBytes)
+      for (const [name, source] of tables) {
+        // One agent per table and scale, so its peak memory is that crunch's.
+        const { token } = (await api("POST", "/api/v1/agents", { name: `bench-${agentCount++}` })).body;
+        const agent = spawnAgent({
+          LAKESMITH_CONTROL_PLANE: url,
+          LAKESMITH_AGENT_TOKEN: token,
+          LAKESMITH_AGENT_CONCURRENCY: "1",
+          LAKESMITH_AGENT_ALLOW: `file://${dir}`,
+          LAKESMITH_AGENT_MEMORY_LIMIT_MB: String(MEMORY_LIMIT_MB),
+          LAKESMITH_AGENT_SCRATCH: join(dir, "scratch"),
+        });
+        const rounds: Round[] = [];
+        let onboardingPeakMb = 0;
+        let crunchPeakMb = 0;
+        try {
+          await agent.waitForLog((l) => l.msg === "session established", 30_000);
+          for (let round = 0; round < REPEAT; round++) {
+            const path = `${source}-round-${round}`;
+            cpSync(source, path, { recursive: true });
+            const plain = await plainRewrite(path, join(dir, `plain-${agentCount}-${round}`));
+            const table = (
+              await api("POST", "/api/v1/tables", {
+                name: `bench.t${agentCount}_${round}`,
+                uri: `file://${path}`,
+                format: "delta",
+                parquet_v2: PARQUET_V2,
+              })
+            ).body;
+            const onboarding = await waitJob(table.onboarding_job_id);
+            if (onboarding.status !== "succeeded") throw new Error(`onboarding failed: ${onboarding.error}`);
+            const trigger = await api("POST", `/api/v1/tables/${table.id}/crunch`, { whole_table: true });
+            if (trigger.status !== 202) throw new Error(`crunch trigger: ${JSON.stringify(trigger.body)}`);
+            // The agent's peak since the last crunch is onboarding's (it profiles the table); the crunch's
+            // is measured apart.
+            onboardingPeakMb = Math.max(onboardingPeakMb, peakRss(agent.child.pid));
+            resetPeakRss(agent.child.pid);
+            const cpuBefore = cpuSeconds(agent.child.pid);
+            const job = await waitJob(trigger.body.id);
+            const cpuS = cpuSeconds(agent.child.pid) - cpuBefore;
+            crunchPeakMb = Math.max(crunchPeakMb, peakRss(agent.child.pid));
+            // What follows, up to the next crunch, is the next round's onboarding.
+            resetPeakRss(agent.child.pid);
+            if (job.status !== "succeeded") throw new Error(`crunch failed: ${job.error}`);
+            if (job.result.bytes_before !== plain.inputBytes)
+              process.stdout.write(
+                `note: crunch read ${job.result.bytes_before} bytes, plain ${plain.inputBytes}\n`,
+              );
+            rounds.push({ plain, crunch: job.result, crunchCpuS: cpuS });
             process.stdout.write(
-              `note: crunch read ${job.result.bytes_before} bytes, plain ${plain.inputBytes}\n`,
+              `${name}, round ${round + 1}: plain ${Math.round(plain.ms)} ms ${plain.cpuS.toFixed(2)} CPU s, ` +
+                `crunch ${job.result.duration_ms} ms ${cpuS.toFixed(2)} CPU s ` +
+                `(wall ratio ${(plain.ms / job.result.duration_ms).toFixed(2)}, CPU ratio ${(cpuS / plain.cpuS).toFixed(2)}); ` +
+                `phases ${JSON.stringify(job.result.phases_ms)}\n`,
             );
-          rounds.push({ plain, crunch: job.result, crunchCpuS: cpuS });
-          process.stdout.write(
-            `${name}, round ${round + 1}: plain ${Math.round(plain.ms)} ms, crunch ${job.result.duration_ms} ms ` +
-              `(ratio ${(plain.ms / job.result.duration_ms).toFixed(2)})\n`,
-          );
-          rmSync(path, { recursive: true, force: true });
+            rmSync(path, { recursive: true, force: true });
+            rmSync(join(dir, `plain-${agentCount}-${round}`), { recursive: true, force: true });
+          }
+          rows.push({ ...summarizeRounds(name, rounds, crunchPeakMb), onboardingPeakMb });
+        } finally {
+          agent.child.kill("SIGTERM");
+          await agent.exited;
         }
-        rows.push(summarizeRounds(name, rounds, peakRss(agent.child.pid)));
-      } finally {
-        agent.child.kill("SIGTERM");
-        await agent.exited;
+        rmSync(source, { recursive: true, force: true });
       }
     }
   } finally {
@@ -168,20 +203,32 @@ async function main() {
   }
 
   const f = (n: number, d = 1) => n.toFixed(d);
-  console.log(`\nmedians over ${REPEAT} rounds (ratio: the median of the rounds' ratios, and their range)`);
+  const range = (m: number, lo: number, hi: number) => `${f(m, 2)} (${f(lo, 2)}–${f(hi, 2)})`;
+  console.log(`\nmedians over ${REPEAT} rounds (ratios: the median of the rounds' ratios, and their range)`);
   console.log(
-    "table               files  input MB  plain MB/s  crunch MB/s  ratio (range)     plain DRR  crunch DRR  plain CPU s  crunch CPU s  agent peak RSS",
+    "table               files  input MB  plain MB/s  crunch MB/s  wall ratio (range)  CPU ratio (range)  plain CPU s  crunch CPU s  plain DRR  crunch DRR  agent peak RSS",
   );
   for (const r of rows)
     console.log(
       `${r.table.padEnd(20)}${String(r.files).padStart(5)}${f(r.inputMb).padStart(10)}${f(r.plainMbS).padStart(12)}` +
-        `${f(r.crunchMbS).padStart(13)}${`${f(r.ratio, 2)} (${f(r.ratioMin, 2)}–${f(r.ratioMax, 2)})`.padStart(18)}${`${f(r.plainDrr)}%`.padStart(11)}` +
-        `${`${f(r.crunchDrr)}%`.padStart(12)}${f(r.plainCpuS, 2).padStart(13)}${f(r.crunchCpuS, 2).padStart(14)}` +
-        `${`${f(r.peakRssMb, 0)} MB`.padStart(16)}`,
+        `${f(r.crunchMbS).padStart(13)}${range(r.ratio, r.ratioMin, r.ratioMax).padStart(20)}` +
+        `${range(r.cpuRatio, r.cpuRatioMin, r.cpuRatioMax).padStart(19)}${f(r.plainCpuS, 2).padStart(13)}${f(r.crunchCpuS, 2).padStart(14)}` +
+        `${`${f(r.plainDrr)}%`.padStart(11)}${`${f(r.crunchDrr)}%`.padStart(12)}${`${f(r.peakRssMb, 0)} MB`.padStart(16)}`,
     );
-  for (const r of rows) console.log(`${r.table}: ${r.settings}\n  phases (ms): ${JSON.stringify(r.phases)}`);
-  console.log(`tables registered with parquet_v2: ${PARQUET_V2} (BENCH_PARQUET_V2=0 for v1 only)`);
-  console.log("targets: ratio >= 0.80; crunch DRR >= plain DRR + 10 points; peak RSS < 1024 MB");
+  for (const r of rows)
+    console.log(
+      `${r.table}: ${r.settings}\n  phases (ms): ${JSON.stringify(r.phases)}\n` +
+        `  agent peak RSS: ${f(r.peakRssMb, 0)} MB crunching, ${f(r.onboardingPeakMb ?? Number.NaN, 0)} MB onboarding (profiling the table) before`,
+    );
+  console.log(
+    `tables registered with parquet_v2: ${PARQUET_V2} (BENCH_PARQUET_V2=0 for v1 only); DuckDB memory limit ${MEMORY_LIMIT_MB} MB`,
+  );
+  console.log(
+    "wall ratio: plain's time over the crunch job's; CPU ratio: the agent's CPU seconds over plain's (both in one run, rounds alternating)",
+  );
+  console.log(
+    "targets: wall ratio >= 0.80; CPU ratio <= 1.25; crunch DRR >= plain DRR + 10 points; agent peak RSS < 800 MB",
+  );
 }
 
 interface Round {
@@ -202,6 +249,7 @@ function summarizeRounds(table: string, rounds: Round[], peakRssMb: number): Row
   };
   const ratioOf = (r: Round) => r.plain.ms / r.crunch.duration_ms;
   const ratios = rounds.map(ratioOf);
+  const cpuRatios = rounds.map((r) => r.crunchCpuS / r.plain.cpuS);
   const typical = [...rounds].sort((a, b) => ratioOf(a) - ratioOf(b))[(rounds.length - 1) >> 1] as Round;
   const first = rounds[0] as Round;
   const inputMb = first.plain.inputBytes / MB;
@@ -214,6 +262,9 @@ function summarizeRounds(table: string, rounds: Round[], peakRssMb: number): Row
     ratio: median(ratios),
     ratioMin: Math.min(...ratios),
     ratioMax: Math.max(...ratios),
+    cpuRatio: median(cpuRatios),
+    cpuRatioMin: Math.min(...cpuRatios),
+    cpuRatioMax: Math.max(...cpuRatios),
     plainDrr: median(rounds.map((r) => 100 * (1 - r.plain.outputBytes / r.plain.inputBytes))),
     crunchDrr: median(rounds.map((r) => r.crunch.drr)),
     plainCpuS: median(rounds.map((r) => r.plain.cpuS)),
@@ -259,6 +310,11 @@ function cpuSeconds(pid: number | undefined): number {
 /** Linux's clock ticks per second for `/proc` times (`getconf CLK_TCK`), 100 on every common kernel. */
 const CLOCK_TICKS = 100;
 
+/** Starts a process's peak resident memory (`VmHWM`) afresh from its current size (Linux `clear_refs`). */
+function resetPeakRss(pid: number | undefined): void {
+  if (pid) writeFileSync(`/proc/${pid}/clear_refs`, "5");
+}
+
 /** Peak resident memory of a process (Linux `VmHWM`), in MB. */
 function peakRss(pid: number | undefined): number {
   if (!pid) return Number.NaN;
@@ -268,3 +324,5 @@ function peakRss(pid: number | undefined): number {
 }
 
 await main();
+// Nothing of the bench may keep it alive (a spare DuckDB database, a socket): it is done.
+process.exit(0);

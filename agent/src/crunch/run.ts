@@ -14,10 +14,15 @@
  *    (same schema, same rows, same order-insensitive checksum of every column) and upload the new
  *    files under fresh names, the upload beside the next bin's rewrite. A mismatch fails the job
  *    before anything is committed. At most two bins are on local disk at a time (one rewriting, one
- *    uploading), so disk and memory are bounded by the bin, not the table.
+ *    uploading), so disk and memory are bounded by the bin, not the table. A sorted bin is written in
+ *    chunks, one sorted file each, sized to the target file size and to the rows a sort may hold in
+ *    memory (`sortChunks`).
  * 5. Commit once: `remove` (dataChange false) of every input and `add` of every output, with the job
  *    id in commitInfo. A concurrent append is merged by the commit; if another writer removed one of
  *    our inputs, the bins that read it are dropped and the rest commit.
+ *
+ * The result's `notes` say what the figures cannot: that the date range selected no file (and which
+ * range), or that the cluster columns were not applied (and why).
  *
  * Nothing is deleted: replaced files stay until vacuum. Files uploaded by an attempt that never
  * committed (a killed agent) are unreferenced, and vacuum's orphan pass reclaims them.
@@ -53,20 +58,26 @@ import {
 import {
   checkSchema,
   checksumOf,
+  clusterNotApplied,
   compareChecksums,
   type DeltaStats,
   Engine,
+  estimateRowBytes,
   explainMismatch,
+  type RewriteResult,
   readAsColumns,
   reuseSettings,
   rewriteFiles,
+  sortChunkRows,
+  sqlList,
+  sumChecksums,
   tuneSettings,
   type WrittenFile,
 } from "../engine/index.ts";
 import type { JobContext } from "../registry.ts";
 import { JobError } from "../registry.ts";
 import { flushFiles, localPaths, type ObjectStore } from "../store/index.ts";
-import { type PartitionPlan, planCrunch, WRITTEN_BY_TAG } from "./plan.ts";
+import { balancedBins, type PartitionPlan, planCrunch, WRITTEN_BY_TAG } from "./plan.ts";
 
 export interface CrunchOptions {
   store: ObjectStore;
@@ -78,6 +89,11 @@ export interface CrunchOptions {
 }
 
 const MB = 1024 * 1024;
+/**
+ * Output bytes per input byte assumed for a crunch's first sorted bin, to size its chunks (later bins
+ * use the ratio measured so far): zstd rewrites of small snappy files wrote 0.4-0.6 of their input.
+ */
+const FIRST_OUTPUT_RATIO = 0.5;
 const DEFAULT_MAX_BIN_BYTES = 1024 * MB;
 
 interface BinOutput {
@@ -152,6 +168,17 @@ export async function runCrunch(
       ...(payload.date_range ? { dateRange: payload.date_range } : {}),
       maxBinBytes: options.maxBinBytes ?? DEFAULT_MAX_BIN_BYTES,
     });
+    const notes = rangeNotes(payload, dateColumn, plan.selectedFiles, ownFiles.length);
+    if (pass.kind === "optimize") {
+      const asked = payload.cluster_columns ?? payload.recipe?.cluster_columns ?? [];
+      if (asked.length > 0)
+        notes.push(
+          clusterNotApplied(
+            asked,
+            `the job ran as optimize (${pass.reason ?? "asked for"}), which never re-sorts`,
+          ),
+        );
+    }
     const bins = plan.partitions.flatMap((p) => p.bins.map((bin) => ({ partition: p, bin })));
     const totalBytes = bins.reduce((n, b) => n + b.bin.reduce((m, f) => m + f.size, 0), 0);
     log.info(
@@ -171,6 +198,8 @@ export async function runCrunch(
     let settings: CrunchSettings | null = null;
     const outputs: BinOutput[] = [];
     let doneBytes = 0;
+    let bytesRead = 0;
+    let bytesWritten = 0;
     // A bin's upload runs beside the next bin's rewrite (I/O beside DuckDB's CPU work), one at a
     // time, so at most two bins are on local disk. It settles to its error, never rejects: a failure
     // surfaces when the loop next waits for it, not as an unhandled rejection meanwhile.
@@ -209,7 +238,11 @@ export async function runCrunch(
                     ...(options.tuneShare !== undefined ? { tuneShare: options.tuneShare } : {}),
                   }),
                 ))));
-          if (!settings) log.info({ settings: chosen }, "rewrite settings chosen");
+          if (!settings) {
+            log.info({ settings: chosen }, "rewrite settings chosen");
+            const note = clusterNote(cluster, chosen);
+            if (note) notes.push(note);
+          }
           settings = chosen;
           rewritten = await rewriteBin(engine, phases, {
             store,
@@ -219,8 +252,11 @@ export async function runCrunch(
             columns,
             settings: chosen,
             targetBytes,
+            outputRatio: bytesRead > 0 ? Math.max(0.05, bytesWritten / bytesRead) : FIRST_OUTPUT_RATIO,
             binDir,
           });
+          bytesRead += sum(bin.map((f) => f.size));
+          bytesWritten += sum(rewritten.files.map((f) => f.bytes));
         } catch (err) {
           await rm(binDir, { recursive: true, force: true });
           throw err;
@@ -261,6 +297,7 @@ export async function runCrunch(
         committed,
         started,
         phases,
+        notes,
       });
     if (outputs.length === 0) return resultOf(null, []);
 
@@ -371,6 +408,8 @@ async function rewriteBin(
     columns: ReturnType<typeof duckdbColumns>;
     settings: CrunchSettings;
     targetBytes: number;
+    /** Bytes written per byte read, so far in this crunch (`FIRST_OUTPUT_RATIO` before any). */
+    outputRatio: number;
     binDir: string;
   },
 ): Promise<RewrittenBin> {
@@ -378,20 +417,35 @@ async function rewriteBin(
   // The inputs are read as the table's columns twice, for their checksum and by the rewrite.
   const source = await phases.time("validate", () => readAsColumns(engine, job.inputs, job.columns));
   const before = await phases.time("validate", () => checksumOf(engine, source, job.columns));
-  const written = await phases.time("rewrite", () =>
-    rewriteFiles(engine, {
-      source,
-      inputs: job.inputs,
-      columns: job.columns,
-      outDir,
-      namePrefix: `part-${randomUUID()}`,
-      settings: job.settings,
-      targetFileBytes: job.targetBytes,
-      // A local table takes the files by a rename (uploadBin): their flush to disk, which that
-      // write must wait for, runs beside the output checksum instead.
-      ...(job.store.localFile ? { onWritten: flushFiles } : {}),
-    }),
-  );
+  const chunks =
+    job.settings.sort_columns.length > 0
+      ? await phases.time("rewrite", () => sortChunks(engine, job))
+      : [job.inputs];
+  const written = await phases.time("rewrite", async () => {
+    const parts: RewriteResult[] = [];
+    for (const chunk of chunks)
+      parts.push(
+        await rewriteFiles(engine, {
+          ...(chunks.length === 1 ? { source } : {}),
+          inputs: chunk,
+          columns: job.columns,
+          outDir,
+          namePrefix: `part-${randomUUID()}`,
+          settings: job.settings,
+          targetFileBytes: job.targetBytes,
+          // A local table takes the files by a rename (uploadBin): their flush to disk, which that
+          // write must wait for, runs beside the output checksum instead.
+          ...(job.store.localFile ? { onWritten: flushFiles } : {}),
+        }),
+      );
+    return {
+      files: parts.flatMap((p) => p.files),
+      checksum: sumChecksums(
+        job.columns,
+        parts.map((p) => p.checksum),
+      ),
+    };
+  });
   const outputs = written.files.map((f) => f.path);
   const problems = await phases.time("validate", async () => {
     const found = [
@@ -420,6 +474,40 @@ async function rewriteBin(
     outDir,
     rows: before.rows,
   };
+}
+
+/**
+ * The inputs of a sorted bin in chunks, each written as one sorted file (rewrite.ts: DuckDB keeps
+ * a sort's order in one file only): chunks near the target file size at the output ratio seen so
+ * far, and within the rows a sort may hold in memory (`sortChunkRows`), so that neither a file nor
+ * the sort's memory grows with the bin.
+ */
+async function sortChunks(
+  engine: Engine,
+  job: {
+    bin: PlannedFile[];
+    inputs: string[];
+    columns: ReturnType<typeof duckdbColumns>;
+    settings: CrunchSettings;
+    targetBytes: number;
+    outputRatio: number;
+  },
+): Promise<string[][]> {
+  const files = job.inputs.map((path, i) => ({ path, size: job.bin[i]?.size ?? 0 }));
+  const bytes = sum(files.map((f) => f.size));
+  const bytesPerRow =
+    job.settings.tuned_with?.bytes_per_row ??
+    (await estimateRowBytes(engine, job.inputs.slice(0, 1), job.columns));
+  let maxBytes = job.targetBytes / job.outputRatio;
+  if (bytesPerRow && bytes > 0) {
+    const [row] = await engine.query<{ rows: string }>(
+      `select sum(num_rows)::bigint as rows from parquet_file_metadata(${sqlList(job.inputs)})`,
+    );
+    const rowsPerByte = Number(row?.rows ?? 0) / bytes;
+    if (rowsPerByte > 0)
+      maxBytes = Math.min(maxBytes, sortChunkRows(engine.memoryLimitMb, bytesPerRow) / rowsPerByte);
+  }
+  return balancedBins(files, Math.max(1, maxBytes)).map((chunk) => chunk.map((f) => f.path));
 }
 
 /** Uploads a validated bin's files under fresh names in its partition's folder. */
@@ -555,6 +643,7 @@ function summarize(input: {
   committed: number | null;
   started: number;
   phases: Phases;
+  notes: string[];
 }): CrunchResult {
   const byPartition = new Map<string, BinOutput[]>();
   for (const o of input.outputs) byPartition.set(o.partition, [...(byPartition.get(o.partition) ?? []), o]);
@@ -605,9 +694,49 @@ function summarize(input: {
     partitions_crunched: partitions.filter((p) => p.status === "crunched").length,
     partitions_skipped: partitions.filter((p) => p.status === "skipped").length,
     settings: input.settings,
+    ...(input.notes.length > 0 ? { notes: input.notes } : {}),
     duration_ms: Date.now() - input.started,
     phases_ms: input.phases.toJSON(),
   };
+}
+
+/**
+ * What the job's date range did, where a reader could not tell from the figures: it selected no file
+ * (and which range, on which column), or the table has no date column to apply it to.
+ */
+function rangeNotes(
+  payload: CrunchPayload,
+  dateColumn: string | null,
+  selected: number,
+  files: number,
+): string[] {
+  const range = payload.date_range;
+  if (!range) return [];
+  const span = `${range.start} to ${range.end}`;
+  if (!dateColumn)
+    return [
+      `the table has no date column (the recipe names none), so the range ${span} could not select files: every file was considered`,
+    ];
+  if (selected > 0) return [];
+  return [
+    `no file fell in the range ${span} (inclusive) of column ${dateColumn}: nothing to crunch among the table's ${files} files`,
+  ];
+}
+
+/** Why the chosen settings do not sort by the cluster columns, when they don't; null when they do. */
+function clusterNote(cluster: readonly string[], settings: CrunchSettings): string | null {
+  if (cluster.length === 0) return null;
+  const sorted = settings.sort_columns;
+  if (sorted.length >= cluster.length && cluster.every((c, i) => sorted[i] === c)) return null;
+  // The tuner states a refusal first in its reason; settings reused from an earlier crunch repeat it.
+  const refusal = /cluster columns [^;]* not applied[^;]*/.exec(settings.reason)?.[0];
+  return (
+    refusal ??
+    clusterNotApplied(
+      cluster,
+      `the settings chosen sort by ${sorted.join(", ") || "nothing"}: ${settings.reason}`,
+    )
+  );
 }
 
 /** The settings of an optimize pass: bin-packing with DuckDB's defaults and zstd, no sort, no trials. */

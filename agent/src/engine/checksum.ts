@@ -106,6 +106,25 @@ export function checksumFromRows(
   };
 }
 
+/**
+ * The checksum of the union of disjoint sets of rows, from each set's checksum: counts and hash sums
+ * add up (per-column hashes too, where every part has them).
+ */
+export function sumChecksums(columns: readonly TableColumn[], parts: readonly Checksum[]): Checksum {
+  const perColumn = parts.length > 0 && parts.every((p) => p.columns.every((c) => c.hash !== undefined));
+  return {
+    rows: parts.reduce((n, p) => n + p.rows, 0),
+    rowHash: parts.reduce((s, p) => s + BigInt(p.rowHash), 0n).toString(),
+    columns: columns.map((c, i) => ({
+      name: c.name,
+      count: parts.reduce((n, p) => n + (p.columns[i]?.count ?? 0), 0),
+      ...(perColumn
+        ? { hash: parts.reduce((s, p) => s + BigInt(p.columns[i]?.hash ?? 0), 0n).toString() }
+        : {}),
+    })),
+  };
+}
+
 /** The content checksum of Parquet files read as `columns` (one scan). */
 export async function checksumFiles(
   engine: Engine,

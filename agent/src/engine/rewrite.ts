@@ -7,6 +7,7 @@
  *    for it, and writes Parquet with the chosen codec, level, row-group size and page version into a
  *    private folder, starting a new file once one passes `targetFileBytes` (DuckDB's
  *    `FILE_SIZE_BYTES`, checked between row groups, so a file overshoots by at most one row group).
+ *    A sorted write is one file: DuckDB does not keep the order across (or within) rotated files.
  *    Without a sort, insertion order is not preserved, which lets DuckDB write in parallel. The
  *    `COPY` returns each file's row count and column statistics (`RETURN_STATS`): the Delta
  *    statistics come from them (stats.ts), not from reading the files again.
@@ -126,12 +127,25 @@ export async function rewriteFiles(engine: Engine, options: RewriteOptions): Pro
   try {
     const select = options.source ?? (await readAsColumns(engine, options.inputs, columns));
     const leaves = await statLeaves(engine, columns);
-    const copied = await withInsertionOrder(engine, settings.sort_columns.length > 0, () =>
-      engine.query<CopyStatsRow>(
-        `copy (${select}${orderBy(settings.sort_columns)}) to ${sqlString(staging)} (${parquetOptions(settings)}, ` +
-          `file_size_bytes ${Math.max(1, Math.floor(options.targetFileBytes))}, filename_pattern 'f{i}', return_stats true)`,
-      ),
-    );
+    const sorted = settings.sort_columns.length > 0;
+    // DuckDB (1.5) does not keep a sorted COPY's order across the files FILE_SIZE_BYTES rotates to,
+    // nor within them (rows of later batches land between earlier ones): a sorted bin is written as
+    // one file. run.ts sizes the bins of a sorted crunch so that file is near the target size.
+    if (sorted) await mkdir(staging, { recursive: true });
+    const target = sorted
+      ? `${sqlString(join(staging, "f0.parquet"))} (${parquetOptions(settings)}, return_stats true)`
+      : `${sqlString(staging)} (${parquetOptions(settings)}, ` +
+        `file_size_bytes ${Math.max(1, Math.floor(options.targetFileBytes))}, filename_pattern 'f{i}', return_stats true)`;
+    const copy = () =>
+      withInsertionOrder(engine, sorted, () =>
+        engine.query<CopyStatsRow>(`copy (${select}${orderBy(settings.sort_columns)}) to ${target}`),
+      );
+    // A sort takes memory up to DuckDB's limit before it spills, and the process's resident memory
+    // then passes the limit (an 8M-row sort under 768 MB peaked at 1,070 MB): it runs under a
+    // share of the limit, so that the agent as a whole stays near it.
+    const copied = sorted
+      ? await withMemoryLimit(engine, SORT_MEMORY_SHARE * engine.memoryLimitMb, copy)
+      : await copy();
     copied.sort((a, b) => fileIndex(a.filename) - fileIndex(b.filename));
     const files: WrittenFile[] = [];
     for (const [i, row] of copied.entries()) {
@@ -153,6 +167,19 @@ export async function rewriteFiles(engine: Engine, options: RewriteOptions): Pro
     return { files, checksum };
   } finally {
     await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/** The share of DuckDB's memory limit a sorted write runs under (see `rewriteFiles`). */
+export const SORT_MEMORY_SHARE = 0.5;
+
+/** Runs `body` with DuckDB's memory limit lowered to `mb`, restoring the engine's limit after. */
+async function withMemoryLimit<T>(engine: Engine, mb: number, body: () => Promise<T>): Promise<T> {
+  await engine.run(`set memory_limit = '${Math.max(16, Math.floor(mb))}MB'`);
+  try {
+    return await body();
+  } finally {
+    await engine.run(`set memory_limit = '${engine.memoryLimitMb}MB'`);
   }
 }
 

@@ -40,7 +40,10 @@ const trigger = defineRoute({
   description:
     "Answers **202 Accepted** with the queued job: an agent picks it up; follow it with GET /api/v1/crunch/{crunch_id}/metrics.\n\n" +
     "Lookback mode crunches the partition dates [today - lookback_start, today - lookback_end] (UTC dates of the control plane's clock). " +
-    "Backfill mode crunches [backfill_start_date, backfill_end_date] on the recipe's date filter column, sorted by cluster_columns (default: the recipe's).\n\n" +
+    "Backfill mode crunches [backfill_start_date, backfill_end_date] on the recipe's date filter column, sorted by cluster_columns (default: the recipe's). " +
+    'Whole-table mode (`{"whole_table": true}`, an addition to the two modes of the spec) crunches every file of the table whatever its date, ' +
+    "files without one included, sorted by cluster_columns (default: the recipe's). The three modes are exclusive: fields of two of them, or of none, are a 422 naming each field. " +
+    "A range that selects no file succeeds with zeros, and its metrics' `notes` say that no file fell in the range and which range.\n\n" +
     "The table's onboarding must be active with a recipe (409 otherwise) unless skip_recipe_check=true. " +
     "**Not idempotent, never overlapping:** while one of the table's crunch or optimize jobs (manual or scheduled) is queued, offered, running or cancelling, " +
     "another trigger is a 409 that names it, because each crunch commits to the table's log; of two triggers at the same moment exactly one is queued. " +

@@ -1,8 +1,10 @@
 /**
- * Wire shapes of crunch jobs (document 1, "Crunch job"). A trigger has two exclusive modes:
- * lookback (`lookback_start`, `lookback_end`: days back from today, UTC) or backfill
- * (`backfill_start_date`, `backfill_end_date`, optional `cluster_columns`). A field of the other
- * mode, both modes or neither is a 422 naming the fields, never something silently ignored.
+ * Wire shapes of crunch jobs (document 1, "Crunch job"). A trigger has exactly one of three modes:
+ * lookback (`lookback_start`, `lookback_end`: days back from today, UTC), backfill
+ * (`backfill_start_date`, `backfill_end_date`, optional `cluster_columns`), or whole table
+ * (`whole_table: true`, optional `cluster_columns`; an addition to the spec's two, for a crunch of
+ * every file whatever its date). A field of another mode, two modes or none is a 422 naming the
+ * fields, never something silently ignored.
  */
 import { z } from "@hono/zod-openapi";
 import {
@@ -17,7 +19,8 @@ import { rangeIssues } from "../schedules/schemas.ts";
 
 export const LOOKBACK_FIELDS = ["lookback_start", "lookback_end"] as const;
 export const BACKFILL_FIELDS = ["backfill_start_date", "backfill_end_date"] as const;
-const MODE_FIELDS = [...LOOKBACK_FIELDS, ...BACKFILL_FIELDS] as const;
+export const WHOLE_TABLE_FIELDS = ["whole_table"] as const;
+const MODE_FIELDS = [...LOOKBACK_FIELDS, ...BACKFILL_FIELDS, ...WHOLE_TABLE_FIELDS] as const;
 
 /** Names a Delta table without column mapping can use: no space, comma, semicolon, braces, parentheses or `=`. */
 const COLUMN_NAME = /^[^\s,;{}()=]{1,255}$/;
@@ -60,14 +63,25 @@ export const CrunchTriggerSchema = z
     }),
     backfill_start_date: optionalDate("Backfill mode: first partition date, YYYY-MM-DD, not after the end."),
     backfill_end_date: optionalDate("Backfill mode: last partition date, YYYY-MM-DD (inclusive)."),
+    whole_table: z
+      .literal(true)
+      .optional()
+      .openapi({
+        description:
+          "Whole-table mode: `true` crunches every file of the table, whatever its date (files without a date too). " +
+          "Exclusive with the lookback and backfill fields; only `true` is accepted.",
+        example: true,
+      }),
     cluster_columns: z
       .string()
       .max(8192)
       .optional()
       .openapi({
         description:
-          "Backfill mode: the sort (cluster) columns of the rewrite, one string separated by commas. " +
-          "Defaults to the recipe's cluster columns. Names are checked for shape here; the agent refuses names the table lacks.",
+          "Backfill or whole-table mode: the sort (cluster) columns of the rewrite, one string separated by commas. " +
+          "Defaults to the recipe's cluster columns. Names are checked for shape here; the agent refuses names the table lacks. " +
+          "Each rewritten bin is sorted by them, unless the agent measures the sort too costly for the bin; the job's " +
+          "metrics then say so and why (`notes`, `settings.reason`).",
         example: "customer_id,region",
       }),
     priority: z
@@ -78,28 +92,36 @@ export const CrunchTriggerSchema = z
   .superRefine((body, ctx) => {
     const given = (fields: readonly (typeof MODE_FIELDS)[number][]) =>
       fields.filter((f) => body[f] !== undefined);
-    const lookback = given(LOOKBACK_FIELDS);
-    const backfill = given(BACKFILL_FIELDS);
+    const modes = [
+      { mode: "lookback", fields: LOOKBACK_FIELDS, given: given(LOOKBACK_FIELDS) },
+      { mode: "backfill", fields: BACKFILL_FIELDS, given: given(BACKFILL_FIELDS) },
+      { mode: "whole-table", fields: WHOLE_TABLE_FIELDS, given: given(WHOLE_TABLE_FIELDS) },
+    ].filter((m) => m.given.length > 0);
     const issue = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
-    if (lookback.length && backfill.length) {
-      for (const field of [...lookback, ...backfill])
-        issue(field, "lookback mode and backfill mode are exclusive: send the fields of one of them");
-      return;
-    }
-    if (!lookback.length && !backfill.length) {
-      for (const field of MODE_FIELDS)
+    if (modes.length > 1) {
+      for (const field of modes.flatMap((m) => m.given))
         issue(
           field,
-          "choose a mode: lookback_start and lookback_end, or backfill_start_date and backfill_end_date",
+          `${modes.map((m) => m.mode).join(" mode and ")} mode are exclusive: send the fields of one of them`,
         );
       return;
     }
-    const [mode, needed] = lookback.length
-      ? (["lookback", LOOKBACK_FIELDS] as const)
-      : (["backfill", BACKFILL_FIELDS] as const);
-    for (const field of needed) if (body[field] === undefined) issue(field, `required in ${mode} mode`);
-    if (mode === "lookback" && body.cluster_columns !== undefined)
-      issue("cluster_columns", "only in backfill mode; lookback crunches use the recipe's cluster columns");
+    const [chosen] = modes;
+    if (!chosen) {
+      for (const field of MODE_FIELDS)
+        issue(
+          field,
+          "choose a mode: lookback_start and lookback_end, backfill_start_date and backfill_end_date, or whole_table: true",
+        );
+      return;
+    }
+    for (const field of chosen.fields)
+      if (body[field] === undefined) issue(field, `required in ${chosen.mode} mode`);
+    if (chosen.mode === "lookback" && body.cluster_columns !== undefined)
+      issue(
+        "cluster_columns",
+        "only in backfill or whole-table mode; lookback crunches use the recipe's cluster columns",
+      );
     const { lookback_start: start, lookback_end: end } = body;
     if (start !== undefined && end !== undefined && start < end)
       issue(
@@ -115,7 +137,9 @@ export const CrunchTriggerSchema = z
   })
   .openapi("CrunchTrigger", {
     description:
-      "Lookback mode `{lookback_start, lookback_end, priority?}` or backfill mode `{backfill_start_date, backfill_end_date, cluster_columns?, priority?}`; never both.",
+      "Exactly one mode: lookback `{lookback_start, lookback_end, priority?}`, backfill " +
+      "`{backfill_start_date, backfill_end_date, cluster_columns?, priority?}`, or whole table `{whole_table: true, cluster_columns?, priority?}`. " +
+      "Fields of two modes, or of none, are a 422 naming each field.",
   });
 export type CrunchTrigger = z.infer<typeof CrunchTriggerSchema>;
 
@@ -215,6 +239,11 @@ export const CrunchMetricsSchema = z
       .object({
         job_type: z.enum(CRUNCH_KINDS),
         job_type_reason: z.string().nullable(),
+        notes: z.array(z.string()).openapi({
+          description:
+            "What the job wants its reader to know beyond the figures: that no file fell in the requested date range " +
+            "(naming the range), or that the cluster columns were not applied and why.",
+        }),
         drr: z.number(),
         bytes_before: z.number(),
         bytes_after: z.number(),

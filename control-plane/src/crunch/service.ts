@@ -127,12 +127,15 @@ export class CrunchService {
     const { values } = await this.config.get();
     const backfill = trigger.backfill_start_date !== undefined && trigger.backfill_end_date !== undefined;
     const today = utcDate(this.clock.now());
-    const dateRange = backfill
-      ? { start: trigger.backfill_start_date as string, end: trigger.backfill_end_date as string }
-      : {
-          start: addDays(today, -(trigger.lookback_start ?? 0)),
-          end: addDays(today, -(trigger.lookback_end ?? 0)),
-        };
+    // Whole-table mode sends no range: the agent then works on every file of the table.
+    const dateRange = trigger.whole_table
+      ? undefined
+      : backfill
+        ? { start: trigger.backfill_start_date as string, end: trigger.backfill_end_date as string }
+        : {
+            start: addDays(today, -(trigger.lookback_start ?? 0)),
+            end: addDays(today, -(trigger.lookback_end ?? 0)),
+          };
     const clusterColumns =
       trigger.cluster_columns !== undefined
         ? clusterColumnNames(trigger.cluster_columns).names
@@ -141,7 +144,7 @@ export class CrunchService {
       table_id: table.id,
       uri: table.uri,
       format: table.format,
-      date_range: dateRange,
+      ...(dateRange ? { date_range: dateRange } : {}),
       ...(backfill && recipe?.date_filter_column ? { backfill_col: recipe.date_filter_column } : {}),
       target_file_size_mb: table.targetFileSizeMb,
       cluster_columns: clusterColumns,

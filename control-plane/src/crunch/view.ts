@@ -66,6 +66,7 @@ function metricsOf(r: CrunchResult): NonNullable<CrunchMetricsWire["metrics"]> {
   return {
     job_type: r.job_type,
     job_type_reason: r.job_type_reason ?? null,
+    notes: r.notes ?? [],
     drr: r.drr,
     bytes_before: r.bytes_before,
     bytes_after: r.bytes_after,
