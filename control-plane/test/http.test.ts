@@ -3,10 +3,10 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { keepAliveClient } from "../../test/support/keep-alive-client.ts";
 import { type NodeServer, startNodeServer } from "../src/adapter/node-server.ts";
 import { MAX_BODY_BYTES } from "../src/app.ts";
 import { ADMIN_KEY, startTestPlane, type TestPlane } from "./harness.ts";
-import { keepAliveClient } from "./support/keep-alive-client.ts";
 
 let plane: TestPlane;
 beforeAll(async () => {

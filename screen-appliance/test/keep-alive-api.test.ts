@@ -1,9 +1,9 @@
 /** A 413 leaves the keep-alive connection usable: the next request on the same socket is answered. */
 import type { Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { keepAliveClient } from "../../test/support/keep-alive-client.ts";
 import { serveApp } from "../src/http/serve.ts";
 import { testApp } from "./helpers.ts";
-import { keepAliveClient } from "./keep-alive-client.ts";
 
 const LIMIT = 1024 * 1024;
 let server: Server;

@@ -397,22 +397,21 @@ interface RewrittenBin {
   rows: number;
 }
 
-async function rewriteBin(
-  engine: Engine,
-  phases: Phases,
-  job: {
-    store: ObjectStore;
-    partition: PartitionPlan<PlannedFile>;
-    bin: PlannedFile[];
-    inputs: string[];
-    columns: ReturnType<typeof duckdbColumns>;
-    settings: CrunchSettings;
-    targetBytes: number;
-    /** Bytes written per byte read, so far in this crunch (`FIRST_OUTPUT_RATIO` before any). */
-    outputRatio: number;
-    binDir: string;
-  },
-): Promise<RewrittenBin> {
+/** One bin to rewrite, with what its rewrite needs. */
+interface BinJob {
+  store: ObjectStore;
+  partition: PartitionPlan<PlannedFile>;
+  bin: PlannedFile[];
+  inputs: string[];
+  columns: ReturnType<typeof duckdbColumns>;
+  settings: CrunchSettings;
+  targetBytes: number;
+  /** Bytes written per byte read, so far in this crunch (`FIRST_OUTPUT_RATIO` before any). */
+  outputRatio: number;
+  binDir: string;
+}
+
+async function rewriteBin(engine: Engine, phases: Phases, job: BinJob): Promise<RewrittenBin> {
   const outDir = join(job.binDir, "out");
   // The inputs are read as the table's columns twice, for their checksum and by the rewrite.
   const source = await phases.time("validate", () => readAsColumns(engine, job.inputs, job.columns));
@@ -484,14 +483,7 @@ async function rewriteBin(
  */
 async function sortChunks(
   engine: Engine,
-  job: {
-    bin: PlannedFile[];
-    inputs: string[];
-    columns: ReturnType<typeof duckdbColumns>;
-    settings: CrunchSettings;
-    targetBytes: number;
-    outputRatio: number;
-  },
+  job: Pick<BinJob, "bin" | "inputs" | "columns" | "settings" | "targetBytes" | "outputRatio">,
 ): Promise<string[][]> {
   const files = job.inputs.map((path, i) => ({ path, size: job.bin[i]?.size ?? 0 }));
   const bytes = sum(files.map((f) => f.size));
