@@ -272,4 +272,34 @@ describe("status, roles and deletion", () => {
     expect(created).toEqual([...created].sort());
     expect((await (await admin("GET", "/api/v1/users?offset=5000")).json()).items).toEqual([]);
   });
+
+  it("keeps a user's list item in step with every change to the user, and drops it once deleted", async () => {
+    // The list reads each user's JSON from `wire`, which triggers rewrite (migration 0009): every
+    // field of the wire form that can change must show in the list at once.
+    const user = await plane.userWithRole("Viewer"); // a password user who has logged in
+    const listed = async () => {
+      const page = await (await admin("GET", "/api/v1/users?limit=1000")).json();
+      return { item: page.items.find((u: UserWire) => u.id === user.id), total: page.total };
+    };
+    const single = async () => (await admin("GET", `/api/v1/users/${user.id}`)).json();
+    const changes: [string, () => Promise<unknown>][] = [
+      ["role", () => admin("PATCH", `/api/v1/users/${user.id}`, { role: "Admin" })],
+      ["full_name", () => admin("PATCH", `/api/v1/users/${user.id}`, { full_name: 'Ada "Countess" ✓' })],
+      ["status", () => admin("PATCH", `/api/v1/users/${user.id}`, { status: "inactive" })],
+      ["status", () => admin("PATCH", `/api/v1/users/${user.id}`, { status: "active" })],
+      ["role", () => admin("DELETE", `/api/v1/users/${user.id}/roles`, { roles: ["Editor"] })],
+      ["last_login_at", () => plane.login(user.username, user.password)],
+    ];
+    for (const [field, change] of changes) {
+      const before = await single();
+      await change();
+      const after = await single();
+      expect(after[field]).not.toEqual(before[field]);
+      expect((await listed()).item).toEqual(after);
+    }
+
+    const { total } = await listed();
+    expect((await admin("DELETE", `/api/v1/users/${user.id}`)).status).toBe(204);
+    expect(await listed()).toEqual({ item: undefined, total: total - 1 });
+  });
 });

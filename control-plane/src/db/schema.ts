@@ -20,23 +20,34 @@ export type AuthType = (typeof AUTH_TYPES)[number];
 export const USER_STATUSES = ["active", "inactive"] as const;
 export type UserStatus = (typeof USER_STATUSES)[number];
 
-export const users = sqliteTable("users", {
-  id: text("id").primaryKey(),
-  username: text("username").notNull().unique(),
-  /** Stored lower-cased so uniqueness is case-insensitive. */
-  email: text("email").notNull().unique(),
-  fullName: text("full_name").notNull(),
-  /** PBKDF2 hash string; null for SSO users, who never log in with a password. */
-  passwordHash: text("password_hash"),
-  role: text("role", { enum: ROLES }).notNull(),
-  authType: text("auth_type", { enum: AUTH_TYPES }).notNull(),
-  status: text("status", { enum: USER_STATUSES }).notNull().default("active"),
-  /** Built-in admin and break-glass admin: never deleted, deactivated or demoted. */
-  protected: integer("protected", { mode: "boolean" }).notNull().default(false),
-  lastLoginAt: integer("last_login_at", { mode: "timestamp_ms" }),
-  createdAt: createdAt(),
-  updatedAt: integer("updated_at", { mode: "timestamp_ms" }),
-});
+export const users = sqliteTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    username: text("username").notNull().unique(),
+    /** Stored lower-cased so uniqueness is case-insensitive. */
+    email: text("email").notNull().unique(),
+    fullName: text("full_name").notNull(),
+    /** PBKDF2 hash string; null for SSO users, who never log in with a password. */
+    passwordHash: text("password_hash"),
+    role: text("role", { enum: ROLES }).notNull(),
+    authType: text("auth_type", { enum: AUTH_TYPES }).notNull(),
+    status: text("status", { enum: USER_STATUSES }).notNull().default("active"),
+    /** Built-in admin and break-glass admin: never deleted, deactivated or demoted. */
+    protected: integer("protected", { mode: "boolean" }).notNull().default(false),
+    lastLoginAt: integer("last_login_at", { mode: "timestamp_ms" }),
+    createdAt: createdAt(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }),
+    /**
+     * The user as the JSON text of `UserSchema`, copied by triggers from the view `user_wire`
+     * (migration 0009) whenever one of its fields changes, so a page of the user list reads each
+     * user's JSON instead of building it (`users/view.ts`). Never written by the application.
+     */
+    wire: text("wire"),
+  },
+  // The list's order: a page is read in index order instead of sorting every user.
+  (t) => [index("users_created_idx").on(t.createdAt, t.id)],
+);
 
 export const refreshTokens = sqliteTable(
   "refresh_tokens",
