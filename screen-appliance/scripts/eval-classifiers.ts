@@ -6,8 +6,13 @@
  * - the labelled set's sources (lib/eval-sets.ts: held-out dataset rows, plus templated rows where
  *   the dataset has too few positives), ROC AUC against its goal, and precision/recall/F1 at the
  *   MEDIUM (score >= 0.4) and HIGH (score >= 0.7) levels of `levelOf`;
- * - calibration: ECE of the raw score (10 equal-width bins) and each level's observed positive rate;
+ * - calibration: ECE of the reported score (10 equal-width bins; the built-in models' scores are
+ *   already calibrated on their own calibration split) and each level's observed positive rate;
  * - contrast pairs (lib/contrast.ts): harmful sentences against benign twins a few words apart.
+ *
+ * Provenance is printed with the figures: dataset rows are the held-out fifth of each source;
+ * templated rows and contrast pairs come from lib/harm-lexicon.ts, which training never reads
+ * (lib/train-templates.test.ts checks that no training frame, predicate or sentence is shared).
  */
 import type { ClassifierModelInfo } from "../src/app.ts";
 import { describeMounted } from "../src/classify/mounted/load.ts";
@@ -74,6 +79,11 @@ export async function evaluateClassifier(
   }
 
   console.log(`\n${name} (${model}): labelled held-out sets, rows training never used`);
+  console.log(
+    "provenance: dataset = held-out fifth of each source (row index % 5 == 0: CrowS-Pairs, Davidson, Jigsaw, held-out PII templates);\n" +
+      "            templated = lib/harm-lexicon.ts frames x targets x predicates, written for the evaluation, added where a type has < 100 dataset positives;\n" +
+      "            training reads neither (its own templates are lib/train-templates.ts; disjointness checked by lib/train-templates.test.ts)",
+  );
   console.log("type                   source: positives/negatives (ROC AUC within the source)");
   for (const { type, set, scores } of measured) {
     const part = (source: EvalRow["source"]) => {
@@ -104,7 +114,7 @@ export async function evaluateClassifier(
   }
 
   console.log(
-    `\n${name} calibration: ECE of the raw score (10 equal-width bins), observed positive rate per level (LOW < 0.4 <= MEDIUM < 0.7 <= HIGH)`,
+    `\n${name} calibration: ECE of the reported score (10 equal-width bins), observed positive rate per level (LOW < 0.4 <= MEDIUM < 0.7 <= HIGH)`,
   );
   console.log(
     "type                   ECE (goal)            | LOW: rows  pos.rate | MEDIUM: rows  pos.rate | HIGH: rows  pos.rate",
@@ -121,7 +131,7 @@ export async function evaluateClassifier(
   }
 
   console.log(
-    `\n${name} contrast pairs: harmful sentence vs benign twin a few words apart (templated, lib/contrast.ts)`,
+    `\n${name} contrast pairs: harmful sentence vs benign twin a few words apart (lib/contrast.ts: harm-lexicon contrast frames, distinct from the labelled set's; never used in training)`,
   );
   console.log(
     "type                   pairs  harmful > twin (goal)  | harmful >= MEDIUM (goal) | twin >= MEDIUM",

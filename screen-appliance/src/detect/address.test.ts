@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
+import { reveal, transform } from "../transform/transform.ts";
 import { detectStreetAddresses } from "./address.ts";
-import { DEFAULT_MIN_LIKELIHOOD, likelihoodRank } from "./types.ts";
+import { detect } from "./detect.ts";
+import {
+  CLASSIFICATION_TYPES,
+  type ClassificationType,
+  DEFAULT_MIN_LIKELIHOOD,
+  type Likelihood,
+  likelihoodRank,
+} from "./types.ts";
 
 /** The addresses reported at the default threshold, as text. */
 const reported = (text: string) =>
@@ -128,6 +136,77 @@ describe("street addresses", () => {
     expect(
       reported("I once lived at 10 Elm Street, Boston, MA 02108 and now at Via Roma 1, 00184 Roma."),
     ).toEqual(["10 Elm Street, Boston, MA 02108", "Via Roma 1, 00184 Roma"]);
+  });
+
+  it.each([
+    ["Croatian, unit after the number", "Štitarska 96 Stan 52, 67209 Ivanić-Grad"],
+    [
+      "Romanian, building and flat instead of a number, six-digit code",
+      "Aleea Tropicelor, Bloc 15, Ap. 920, Abrud 819338",
+    ],
+    ["Romanian boulevard", "Bulevardul Unirii 12, Sc. 2, Et. 3, București 030167"],
+    ["Latvian, type word after the name, prefixed code", "Tīraines iela 45 dz. 289, Aizpute, LV-3456"],
+    ["Ukrainian, type word first in lower case", "проспект Перемоги, 88, Луцьк, 43000"],
+    ["Ukrainian flat", "Вузька майдан, 37 кв. 12, Кременчук, 39600"],
+    ["Greek, abbreviated avenue and floor", "Λεωφ. Αλεξάνδρας 14, 4ος, 114 73 Αθήνα"],
+    ["Brazilian, dashes and a CEP", "Alameda Santos, 819, apto 246 - Cerqueira César - SP, 01419-002"],
+    ["Indian, flat before the number, six-digit PIN", "Flat 3, 78 Linking Road, Mumbai 400050"],
+  ])("finds addresses of development countries: %s", (_, address) => {
+    expectFoundIn("Please deliver the parcel to ", address, ". Thanks");
+  });
+
+  it.each([
+    ["two numbers before the street", "address: ", "9554 62 Rue Gafsa, Tunis"],
+    [
+      "a house number between the lead-in and a street written number-last",
+      "His address: ",
+      "5366 Pivovarská 276",
+    ],
+    ["the same in lower case", "she lives at ", "255 hersnapvej 18"],
+    ["a unit, a city after it with a space", "Ship to ", "Spinatsch 94 Apt. 615 Moosleerau Switzerland"],
+  ])("takes in %s", (_, lead, address) => {
+    expectFoundIn(lead, address, ".");
+  });
+
+  it("does not take a weekday into the city", () => {
+    expect(reported("The workshop takes place at Hauptstraße 5, 10115 Berlin on Tuesday.")).toEqual([
+      "Hauptstraße 5, 10115 Berlin",
+    ]);
+  });
+
+  const minimums = new Map<ClassificationType, Likelihood>(
+    CLASSIFICATION_TYPES.filter((t) => t !== "PERSON_NAME").map((t) => [t, DEFAULT_MIN_LIKELIHOOD]),
+  );
+  const noNames = { findPersonNames: async () => [] };
+  const letter =
+    "Please send the contract to Aleea Tropicelor, Bloc 15, Ap. 920, Abrud 819338 and a copy to\n" +
+    "221B Baker Street\nLondon\nNW1 6XE\n\nor to P.O. Box 1234, Springfield, IL 62701 (ana@example.com), " +
+    "again Aleea Tropicelor, Bloc 15, Ap. 920, Abrud 819338.";
+  it.each([
+    ["TRANSFORMATION_TYPE_NUMBERED", undefined],
+    ["TRANSFORMATION_TYPE_SYNTHETIC", undefined],
+    ["TRANSFORMATION_TYPE_ENCRYPTED", Buffer.alloc(32, 7).toString("base64")],
+  ] as const)("round-trips addresses exactly under %s", async (type, key) => {
+    const findings = await detect(letter, minimums, noNames);
+    expect(
+      findings.filter((f) => f.type === "STREET_ADDRESS").map((f) => letter.slice(f.start, f.end)),
+    ).toEqual([
+      "Aleea Tropicelor, Bloc 15, Ap. 920, Abrud 819338",
+      "221B Baker Street\nLondon\nNW1 6XE",
+      "P.O. Box 1234, Springfield, IL 62701",
+      "Aleea Tropicelor, Bloc 15, Ap. 920, Abrud 819338",
+    ]);
+    const result = transform(letter, findings, type, key);
+    for (const hidden of ["Tropicelor", "Baker", "NW1 6XE", "1234", "ana@example.com"]) {
+      expect(result.redactedData).not.toContain(hidden);
+    }
+    // The same address gets the same replacement both times.
+    const replacements = result.replacements
+      .filter((r) => r.finding.type === "STREET_ADDRESS")
+      .map((r) => r.replacement);
+    expect(replacements[0]).toBe(replacements[3]);
+    expect(new Set(replacements).size).toBe(3);
+    expect(reveal(result.redactedData, type, key ? undefined : result.redactionMaps, key)).toBe(letter);
   });
 
   it.each([

@@ -47,19 +47,23 @@ const PREFIX_TYPES = list(`Rue Avenue Av. Boulevard Bd Bld Chemin Ch. Place All�
   Rte Passage Promenade Esplanade Faubourg Calle C/ Avenida Avda. Plaza Pza. Paseo Camino Carretera
   Ctra. Ronda Travesía Rambla Carrer Passeig Rúa Praza Rua Praça Largo Travessa Estrada Alameda Via
   Viale V.le Piazza P.za Piazzale Corso C.so Vicolo Strada Lungomare Contrada Salita Borgo Ul. Ulica
-  Al. Aleja Aleje Pl. Plac Os. Osiedle Str. Bulevardul Calea Aleea Náměstí Nám. Třída`);
+  Al. Aleja Aleje Pl. Plac Os. Osiedle Str. Bulevardul Calea Aleea Intrarea Șoseaua Soseaua Splaiul Piața
+  Náměstí Nám. Třída Marginal Rodovia Οδός Οδ. Λεωφόρος Λεωφ. Πλατεία Πλ.`);
 const LOWER_PREFIX_TYPES = list(`rue avenue av. boulevard bd chemin place allée impasse quai cours route
-  ul. al. pl. os. str. náměstí nám.`);
+  ul. al. pl. os. str. náměstí nám. вул. вулиця ул. улица просп. проспект пл. площа площадь бульв. бульвар
+  пров. провулок`);
 // Types written after the name and before the number (German, Dutch, Nordic, Hungarian).
 const AFTER_TYPES = list(`Straße Strasse Str. Platz Allee Weg Gasse Damm Ufer Chaussee Markt Steig gate
   gata gatan vei veien veg vegen vej gade väg vägen plass torv torg katu tie utca u. út útja tér körút
-  krt. köz sor sétány rakpart straat laan plein gracht kade singel`);
+  krt. köz sor sétány rakpart straat laan plein gracht kade singel iela gatve laukums aleja dambis bulvāris
+  prospekts šoseja gāte майдан`);
 // Endings of compound street words ("Hauptstraße", "Keizersgracht", "Kiannonkatu", "Laugavegur").
 const COMPOUND_ENDINGS = list(`straße strasse gasse weg allee platz damm ufer chaussee markt steig graben
   straat laan gracht plein kade singel dijk dreef steeg vej gade stræde vænget gatan vägen gata gränd
   torget veien vegen veg vei plass torv katu tie kuja polku tori vegur braut stræti straeti tänav`);
 const UNIT_WORDS = list(`Apt Apartment Appt App Suite Ste Unit Flat Floor Fl Level Lvl Room Rm Bldg
-  Building Block Blk Wohnung Whg Piso Planta Puerta Pta Esc Escalera Int Interno Scala Lok Bte`);
+  Building Block Blk Wohnung Whg Piso Planta Puerta Pta Esc Escalera Int Interno Scala Lok Bte Bloc Bl.
+  Scara Sc. Etaj Et. Ap. Apto Stan Kat Dz. кв.`);
 const COUNTRIES = `United States of America|United States|USA|U.S.A.|US|Canada|Mexico|Brazil|Argentina|
   Chile|Colombia|Peru|United Kingdom|UK|U.K.|Great Britain|England|Scotland|Wales|Northern Ireland|
   Ireland|France|Germany|Deutschland|Austria|Österreich|Switzerland|Schweiz|Suisse|Svizzera|Belgium|
@@ -137,6 +141,8 @@ function streetForms(initial: string, prefixTypes: readonly string[]) {
     numberFirstCompound: `${NUMBER_FIRST}${adjective}${compound}`,
     // "Via Roma 1", "Calle Mayor, 7", "Villacher Straße 89", "Keizersgracht 123"
     prefixFirst: `${START}${prefix}${name}${NUMBER_AFTER}`,
+    // "Aleea Tropicelor, Bloc 15": no house number, a building or unit instead.
+    prefixUnit: `${START}${prefix}${name}(?=,?[ \\t]+${UNIT_WORD})`,
     typeAfter: `${START}(?:${nameWord}${GAP}){1,3}${AFTER_TYPE}${NUMBER_AFTER}`,
     compoundFirst: `${START}${adjective}${compound}${NUMBER_AFTER}`,
   };
@@ -156,6 +162,7 @@ const CORES = [
   core("typed", CASED.numberFirstPrefix),
   core("typed", CASED.numberFirstCompound),
   core("typed", CASED.prefixFirst),
+  core("typed", CASED.prefixUnit),
   core("typed", CASED.typeAfter),
   core("typed", CASED.compoundFirst),
   core("weak", `${NUMBER_FIRST}${STREET}[ \\t]+${words(EN_WEAK_TYPES.flatMap(titleAndUpper))}`),
@@ -188,14 +195,16 @@ const LOWER_CASE_CORES = Object.entries(streetForms(`[${L}]`, PREFIX_TYPES.flatM
   .map(([, pattern]) => core("cued", pattern, "uy"));
 
 // Tail parts. Codes: US ZIP(+4), UK, Canadian, Irish; before a city also the continental shapes.
-const US = "\\d{5}(?:-\\d{4})?";
+// ZIP and ZIP+4; also a Brazilian CEP (12345-678).
+const US = "\\d{5}(?:-\\d{4}|-\\d{3})?";
 const UK = "[A-Z]{1,2}\\d[A-Z\\d]?[ \\t]?\\d[A-Z]{2}";
 const CA = "[A-Z]\\d[A-Z][ \\t]?\\d[A-Z]\\d";
 const IE = "[A-Z]\\d{2}[ \\t]?[A-Z\\d]{4}";
 const CONTINENTAL = `(?:[A-Z]{1,3}-)?(?:\\d{5}-\\d{3}|\\d{4}-\\d{3}|\\d{2}-\\d{3}|\\d{4}[ \\t]?[A-Z]{2}(?=[ \\t])|\\d{3}[ \\t]\\d{2}|\\d{4,5})`;
-const CITY = `(?!${words(NOT_STREETS)})${CASED.dotted}(?:[ \\t]+(?:${CONNECTORS}[ \\t]+){0,2}${CASED.dotted}){0,3}`;
-const STATE = `[A-Z]{2,3}${END}`;
-const UNIT = `(?:${UNIT_WORD}\\.?[ \\t]*(?:(?:No|Nr)\\.?[ \\t]*)?#?[ \\t]?(?:[A-Za-z]?\\d{1,5}[A-Za-z]?(?:[-/]\\d{1,4}[A-Za-z]?)?|[A-Z])|(?<hash>#[ \\t]?\\d{1,5}[A-Za-z]?)|\\d{1,2}(?:st|nd|rd|th)[ \\t]+(?:Floor|Fl\\.?)|\\d{1,2}[ºª](?:[ \\t]?(?:\\d{1,2}[ºª]|[A-Z]))?)${END}`;
+const CITY = `(?!${words(NOT_STREETS)})${CASED.dotted}(?:[ \\t]+(?:${CONNECTORS}[ \\t]+){0,2}(?!${words(NOT_STREETS)})${CASED.dotted}){0,3}`;
+// Not the letters of a prefixed postcode ("LV-4407").
+const STATE = `[A-Z]{2,3}(?![${L}\\p{N}-])`;
+const UNIT = `(?:${UNIT_WORD}\\.?[ \\t]*(?:(?:No|Nr)\\.?[ \\t]*)?#?[ \\t]?(?:[A-Za-z]?\\d{1,5}[A-Za-z]?(?:[-/]\\d{1,4}[A-Za-z]?)?|[A-Z])|(?<hash>#[ \\t]?\\d{1,5}[A-Za-z]?)|\\d{1,2}(?:st|nd|rd|th)[ \\t]+(?:Floor|Fl\\.?)|\\d{1,2}[ºª](?:[ \\t]?(?:\\d{1,2}[ºª]|[A-Z]))?|\\d{1,2}ος)${END}`;
 
 type Part = "unit" | "military" | "coded" | "code" | "country" | "soft";
 const tailPart = (part: Part, pattern: string, flags = "uy") => ({
@@ -207,18 +216,26 @@ const TAIL_PARTS = [
   tailPart("military", `(?:APO|FPO|DPO)[ \\t]+(?:AA|AE|AP)[ \\t]+${US}${END}`, "iuy"),
   tailPart("coded", `(?<code>${CONTINENTAL})[ \\t]+${CITY}`),
   tailPart("coded", `${CITY},?[ \\t]+[A-Z]{2,3},?[ \\t]+(?:${US}|${CA}|\\d{4})${END}`),
-  tailPart("coded", `${CITY},?[ \\t]+(?:${UK}|${CA}|${IE}|${US})${END}`),
-  tailPart("coded", `${STATE}[ \\t]+(?:${US}|${CA}|\\d{4})${END}`),
-  tailPart("code", `(?<code>${UK}|${CA}|${IE}|${US}|\\d{5}-\\d{3}|\\d{4}-\\d{3}|\\d{2}-\\d{3}|\\d{4})${END}`),
+  tailPart("coded", `${CITY},?[ \\t]+(?:${UK}|${CA}|${IE}|${US}|\\d{6})${END}`),
+  tailPart("coded", `${STATE},?[ \\t]+(?:\\d{5}-\\d{3}|${US}|${CA}|\\d{4})${END}`),
+  tailPart(
+    "code",
+    `(?<code>${UK}|${CA}|${IE}|\\d{5}-\\d{3}|${US}|\\d{6}|\\d{4}-\\d{3}|\\d{2}-\\d{3}|[A-Z]{2}-?\\d{4,5}|\\d{4})${END}`,
+  ),
   tailPart("country", words(COUNTRIES.flatMap(titleAndUpper))),
   tailPart("soft", `${CITY}(?:,?[ \\t]+${STATE})?`),
 ];
-const SEPARATOR = /\.?(?:[ \t]*,[ \t]*(?:\r?\n[ \t>]*)?|[ \t]*\r?\n[ \t>]*(?:,[ \t]*)?|[ \t]+)/y;
+const SEPARATOR =
+  /\.?(?:[ \t]*,[ \t]*(?:\r?\n[ \t>]*)?|[ \t]*\r?\n[ \t>]*(?:,[ \t]*)?|[ \t]+[-–][ \t]+|[ \t]+)/y;
 const SENTENCE_END = /[ \t]*(?:[.!?;)]|\r?\n[ \t>]*\r?\n|$)/y;
 const LEFT_UNIT = new RegExp(`(?<![${L}\\p{N}])${UNIT}[ \\t]*,?[ \\t]*(?:\\r?\\n[ \\t>]*)?$`, "u");
 const LEAD_IN_WORDS = `(?<![${L}])(?:(?:address(?:es)?|adresse|anschrift|dirección|direccion|indirizzo|adres|adresa|osoite)[?.]?(?:[ \\t]+(?:it|that))?(?:[ \\t]+(?:is|was|will[ \\t]+be)|'s)?[ \\t]*[:=-]?|(?:lives?|lived|living|resides?|resided|residing|located|situated|based|stays?|stayed|staying)[ \\t]+(?:at|on|in)|(?:ship|shipped|send|sent|deliver|delivered|mail|mailed|post|posted|return|returned|forward|forwarded|move|moved|moving|relocated?)(?:[ \\t]+(?:it|them|this|that|everything|the[ \\t]+\\p{L}+))?[ \\t]+to)[ \\t]*(?:\\r?\\n[ \\t]*)?`;
 // "lives at", "address:", "ship to": what may come right before a street without a type word.
-const LEAD_IN = new RegExp(`${LEAD_IN_WORDS}$`, "iu");
+// A bare number may stand between the lead-in and a street written number-last ("address: 12 Kesk 53").
+const HOUSE_NUMBER = "\\d{1,5}[A-Za-z]?[ \\t]+";
+const LEAD_IN = new RegExp(`${LEAD_IN_WORDS}(?:${HOUSE_NUMBER})?$`, "iu");
+const LEFT_NUMBER = new RegExp(`(?<![${L}\\p{N}.,:/$€£#+-])${HOUSE_NUMBER}$`, "u");
+const AFTER_LEAD_IN_NUMBER = new RegExp(HOUSE_NUMBER, "uy");
 const LEAD_INS = new RegExp(LEAD_IN_WORDS, "giu");
 // What may follow a bare "Name 12" that has no tail: the end of a clause or a linking word.
 const BARE_END =
@@ -247,6 +264,7 @@ function readTail(text: string, from: number, counter: { runs: number }): Tail {
   const tail: Tail = { end: from, coded: false, unit: false, military: false };
   let pos = from;
   let softPending = false;
+  let afterUnit = false;
   for (let parts = 0; parts < 8; parts++) {
     SEPARATOR.lastIndex = pos;
     counter.runs++;
@@ -254,7 +272,7 @@ function readTail(text: string, from: number, counter: { runs: number }): Tail {
     // "Erzsébet tér 19." : the dot of an ordinal house number, not the end of a sentence.
     if (!sep || (sep[0].startsWith(".") && !/\d/.test(text[pos - 1] ?? ""))) break;
     const lineBreak = sep[0].includes("\n");
-    const spaceOnly = !lineBreak && !sep[0].includes(",");
+    const spaceOnly = !lineBreak && !/[,–-]/.test(sep[0]);
     const at = pos + sep[0].length;
     let matched: { part: Part; end: number; hash: boolean } | undefined;
     for (const { part, pattern } of TAIL_PARTS) {
@@ -267,12 +285,14 @@ function readTail(text: string, from: number, counter: { runs: number }): Tail {
       if (part === "code" && !softPending && !lineBreak) continue;
       if (part === "code" && /^\d{4}$/.test(code) && !softPending) continue;
       if (part === "coded" && spaceOnly && /^\d{4}$/.test(code)) continue;
-      if (part === "soft" && spaceOnly) continue;
+      // "Apt. 615 Moosleerau": after a unit a city may follow with a space only.
+      if (part === "soft" && spaceOnly && !afterUnit) continue;
       matched = { part, end: at + m[0].length, hash: m.groups?.hash !== undefined };
       break;
     }
     if (!matched) break;
     pos = matched.end;
+    afterUnit = matched.part === "unit";
     if (matched.part === "soft") {
       softPending = true;
       continue;
@@ -331,13 +351,20 @@ export function detectStreetAddresses(text: string, counter = { runs: 0 }): Find
     counter.runs++;
     const lead = LEAD_INS.exec(text);
     if (!lead) break;
-    const at = lead.index + lead[0].length;
-    for (const { kind, pattern } of LOWER_CASE_CORES) {
-      pattern.lastIndex = at;
-      counter.runs++;
-      const m = pattern.exec(text);
-      const found = m && candidate(text, kind, at, at + m[0].length, true, counter);
-      if (found) candidates.push(found);
+    const afterLead = lead.index + lead[0].length;
+    AFTER_LEAD_IN_NUMBER.lastIndex = afterLead;
+    counter.runs++;
+    const starts = AFTER_LEAD_IN_NUMBER.test(text)
+      ? [afterLead, AFTER_LEAD_IN_NUMBER.lastIndex]
+      : [afterLead];
+    for (const at of starts) {
+      for (const { kind, pattern } of LOWER_CASE_CORES) {
+        pattern.lastIndex = at;
+        counter.runs++;
+        const m = pattern.exec(text);
+        const found = m && candidate(text, kind, at, at + m[0].length, true, counter);
+        if (found) candidates.push(found);
+      }
     }
   }
   return merge(candidates);
@@ -360,9 +387,12 @@ function candidate(
   }
   let end = tail.end;
   if (text[end - 1] === "." && !ABBREVIATION_DOT.test(text.slice(Math.max(0, end - 6), end))) end--;
-  counter.runs++;
-  const unit = LEFT_UNIT.exec(text.slice(Math.max(0, coreStart - 32), coreStart));
-  const start = coreStart - (unit?.[0].length ?? 0);
+  counter.runs += 2;
+  // A second number before the street ("86036 Rua do Arenque 1634", "9554 62 Rue Gafsa"), then a unit.
+  const number = LEFT_NUMBER.exec(text.slice(Math.max(0, coreStart - 12), coreStart));
+  const numberStart = coreStart - (number?.[0].length ?? 0);
+  const unit = LEFT_UNIT.exec(text.slice(Math.max(0, numberStart - 32), numberStart));
+  const start = numberStart - (unit?.[0].length ?? 0);
   const found = likelihood(kind, tail, hasContext(text, start, end, ADDRESS_CONTEXT), leadIn);
   return found && { type: "STREET_ADDRESS", likelihood: found, start, end };
 }

@@ -17,6 +17,11 @@ export const ModelSpec = z.object({
   threshold: z.number(),
   /** Name model only: the lower threshold for continuing a name already started. */
   continuationThreshold: z.number().optional(),
+  /**
+   * Classifiers only: per label, the monotone map from the raw model output to a calibrated
+   * probability (src/classify/calibration.ts): points (x ascending, y non-decreasing).
+   */
+  calibration: z.record(z.string(), z.object({ x: z.array(z.number()), y: z.array(z.number()) })).optional(),
   trainedAt: z.string(),
   training: z.record(z.string(), z.unknown()),
 });

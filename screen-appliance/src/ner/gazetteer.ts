@@ -30,6 +30,8 @@ export interface Gazetteer {
   places: ReadonlySet<string>;
   times: ReadonlySet<string>;
   organisations: ReadonlySet<string>;
+  /** Nationality words ("Norwegian", "Swedish"): compromise's demonyms, CLDR language names. */
+  demonyms: ReadonlySet<string>;
   /** Honorifics ("mr", "dr", "prof") from compromise's lexicon. */
   honorifics: ReadonlySet<string>;
 }
@@ -60,6 +62,7 @@ export function nameGazetteer(): Gazetteer {
   const times = new Set<string>();
   const organisations = new Set<string>();
   const honorifics = new Set<string>();
+  const demonyms = new Set<string>();
   for (const [word, tags] of compromiseLexicon()) {
     if (tags.includes("Honorific") && !word.includes(" ")) honorifics.add(word);
     if (tags.some((t) => NAME_TAGS.has(t))) continue;
@@ -68,6 +71,7 @@ export function nameGazetteer(): Gazetteer {
       places.add(word);
     if (tags.includes("Organization") || tags.includes("SportsTeam")) organisations.add(word);
     if (word.includes(" ")) continue;
+    if (tags.includes("Demonym")) demonyms.add(word);
     if (tags.includes("WeekDay") || tags.includes("Month")) times.add(word);
     if (tags.some((t) => VOCABULARY_TAGS.has(t) || t.endsWith("Tense") || t === "Gerund"))
       vocabulary.add(word);
@@ -75,12 +79,34 @@ export function nameGazetteer(): Gazetteer {
   collect(organisations, en.vehicle?.manufacturer);
   collect(organisations, en.vehicle?.model);
   collect(organisations, en.commerce?.product_name?.product);
+  for (const language of languageNames())
+    if (!first.has(language) && !last.has(language)) demonyms.add(language);
   collect(times, en.date?.month);
   collect(times, en.date?.weekday);
   for (const city of worldCities())
     if (city.population >= MIN_CITY_POPULATION) places.add(city.name.toLowerCase());
-  cached = { first, last, words, vocabulary, places, times, organisations, honorifics };
+  cached = { first, last, words, vocabulary, places, times, organisations, demonyms, honorifics };
   return cached;
+}
+
+/**
+ * One-word English names of languages from CLDR through `Intl.DisplayNames` ("swedish", "czech"):
+ * they double as nationality adjectives ("the Swedish office"), which compromise lists only in part.
+ */
+function languageNames(): string[] {
+  const display = new Intl.DisplayNames(["en"], { type: "language", fallback: "none" });
+  const out: string[] = [];
+  for (const a of "abcdefghijklmnopqrstuvwxyz")
+    for (const b of "abcdefghijklmnopqrstuvwxyz") {
+      let name: string | undefined;
+      try {
+        name = display.of(a + b);
+      } catch {
+        name = undefined;
+      }
+      if (name && /^\p{L}+$/u.test(name)) out.push(name.toLowerCase());
+    }
+  return out;
 }
 
 /** compromise's built-in lexicon: word -> its tags ("friday" -> ["WeekDay"]). */

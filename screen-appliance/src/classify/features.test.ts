@@ -1,0 +1,28 @@
+import { describe, expect, it } from "vitest";
+import { textFeatures } from "./features.ts";
+
+describe("classifier features", () => {
+  it("relate what is said to the group it is said of, whatever the group", () => {
+    const a = textFeatures("Honestly Mexicans are dishonest.");
+    const b = textFeatures("Honestly Norwegians are dishonest.");
+    expect(a).toContain("g=dishonest");
+    expect(b).toContain("g=dishonest");
+    expect(a).toContain("group");
+    // Without a group or a person, the predicate is only a word.
+    expect(textFeatures("The report is dishonest.")).not.toContain("g=dishonest");
+  });
+
+  it("mark words under a negation", () => {
+    const f = textFeatures("They are not lazy");
+    expect(f).toContain("n=lazy");
+    expect(f).toContain("gn=lazy");
+    expect(f).not.toContain("g=lazy");
+    expect(textFeatures("They aren't lazy")).toContain("n=lazy");
+    expect(textFeatures("They are lazy")).toContain("g=lazy");
+  });
+
+  it("include bigrams and skip-bigrams", () => {
+    const f = textFeatures("I will hurt him");
+    expect(f).toEqual(expect.arrayContaining(["b=will|hurt", "s=i|hurt", "s=will|him"]));
+  });
+});

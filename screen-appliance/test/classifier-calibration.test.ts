@@ -1,0 +1,49 @@
+/**
+ * The built-in bias and toxicity models as shipped: every label carries a calibration, and the
+ * scores the appliance reports are the raw ONNX outputs mapped through it (to 4 decimals: the
+ * scorer runs texts in a batch, in float32, and a steep stretch of a curve magnifies the last bits
+ * of the raw score).
+ */
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { calibrate } from "../src/classify/calibration.ts";
+import { textRows } from "../src/classify/features.ts";
+import { OnnxTextScorer } from "../src/classify/text-scorer.ts";
+import { readModelSpec } from "../src/ml/model-spec.ts";
+import { openSession, runBagModel } from "../src/ml/session.ts";
+
+const MODELS = join(import.meta.dirname, "../models");
+const TEXTS = [
+  "Thanks for the quick delivery, the package arrived on Tuesday.",
+  "I'm going to find you and hurt you badly.",
+  "People from that country are all liars and thieves.",
+];
+
+describe.each(["bias", "toxicity"])("the built-in %s model", (name) => {
+  it("has a monotone calibration for every label and reports calibrated scores", async () => {
+    const spec = await readModelSpec(join(MODELS, `${name}.json`));
+    const { session } = await openSession(join(MODELS, `${name}.onnx`), "cpu");
+    for (const label of spec.labels) {
+      const curve = spec.calibration?.[label];
+      expect(curve, label).toBeDefined();
+      if (!curve) continue;
+      expect(curve.x.length).toBe(curve.y.length);
+      expect(curve.x.length).toBeGreaterThan(1);
+      for (let i = 1; i < curve.x.length; i++) {
+        expect(curve.x[i]).toBeGreaterThanOrEqual(curve.x[i - 1] as number);
+        expect(curve.y[i]).toBeGreaterThanOrEqual(curve.y[i - 1] as number);
+      }
+    }
+    const scorer = new OnnxTextScorer(session, spec);
+    const reported = await scorer.scoreBatch(TEXTS);
+    for (const [t, text] of TEXTS.entries()) {
+      const { rows, scale } = textRows(text, spec.buckets);
+      const raw = await runBagModel(session, rows, Float32Array.of(scale), 1, rows.length);
+      spec.labels.forEach((label, l) => {
+        const curve = spec.calibration?.[label];
+        if (!curve) return;
+        expect(reported[t * spec.labels.length + l]).toBeCloseTo(calibrate(curve, raw[l] ?? 0), 4);
+      });
+    }
+  });
+});
