@@ -8,6 +8,7 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CrunchPayload } from "@lakesmith/shared/jobs";
+import { ManualClock } from "@lakesmith/shared/time";
 import { afterAll, describe, expect, it } from "vitest";
 import { appendCommit, writeEventsTable } from "../../test/support/delta-tables.ts";
 import { runCrunch } from "../src/crunch/run.ts";
@@ -285,6 +286,25 @@ describe("crunch on Delta tables", () => {
         /^cluster columns country not applied \(files left unsorted\): the job ran as optimize \(another writer committed/,
       ),
     ]);
+  });
+
+  it("runs the full crunch once the mutation interval has passed since the other writer's commit", async () => {
+    const path = join(root, "quiet");
+    await writeEventsTable(path, { days: 1, filesPerDay: 5, rowsPerFile: 1000 });
+    // The table's last commit was just now; the job's clock stands 31 minutes later.
+    const clock = new ManualClock(new Date(Date.now() + 31 * 60_000));
+    const result = await runCrunch(
+      "crunch",
+      context(payloadFor(path, { mutation_interval_minutes: 30 })).ctx,
+      {
+        store: new FileStore(path),
+        memoryLimitMb: 256,
+        clock,
+      },
+    );
+    expect(result.job_type).toBe("crunch");
+    expect(result.job_type_reason).toBeUndefined();
+    expect(result.committed_version).not.toBeNull();
   });
 
   it("sorts the files it writes by the cluster columns, as read back from the written files", async () => {

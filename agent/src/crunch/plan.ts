@@ -10,6 +10,7 @@
  * sliver: a bin is the unit of download, rewrite and validation, so it bounds disk and memory.
  */
 import type { CrunchKind, DateRange } from "@lakesmith/shared/jobs";
+import { partitionPath } from "./partition-path.ts";
 
 /** The tag Lakesmith puts on files it writes: the settings they were written with. */
 export const WRITTEN_BY_TAG = "lakesmith.settings";
@@ -60,7 +61,7 @@ export function planCrunch<F extends PlanFile>(files: readonly F[], options: Pla
   for (const file of files) {
     if (!inRange(file, options)) continue;
     selectedFiles++;
-    const key = partitionKey(file.partitionValues, options.partitionColumns);
+    const key = partitionPath(file.partitionValues, options.partitionColumns);
     const list = byPartition.get(key);
     if (list) list.push(file);
     else byPartition.set(key, [file]);
@@ -105,14 +106,6 @@ export function balancedBins<F extends { size: number }>(files: readonly F[], ma
   }
   if (bin.length > 0) bins.push(bin);
   return bins;
-}
-
-/**
- * `col=value/...`, the Hive-style key Delta writers use, with a null value as
- * `__HIVE_DEFAULT_PARTITION__`.
- */
-export function partitionKey(values: Record<string, string | null>, columns: readonly string[]): string {
-  return columns.map((c) => `${c}=${values[c] ?? "__HIVE_DEFAULT_PARTITION__"}`).join("/");
 }
 
 /**

@@ -18,6 +18,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type Clock, systemClock } from "@lakesmith/shared/time";
 import type { z } from "zod";
 import type { Engine } from "../engine/duckdb.ts";
+import { ConflictError } from "../formats/conflict.ts";
 import { JobError } from "../registry.ts";
 import type { ObjectStore } from "../store/index.ts";
 import { AGENT_VERSION } from "../version.ts";
@@ -37,18 +38,7 @@ export const JOB_RESULT_FIELD = "lakesmithResult";
  */
 export const OWN_COMMIT_LOOKBACK = 1000;
 
-/** A concurrent commit invalidated this one; re-plan from a fresh snapshot and try again. */
-export class ConflictError extends Error {
-  override readonly name = "ConflictError";
-  readonly retryable = true;
-  constructor(
-    message: string,
-    /** The version whose commit conflicted. */
-    readonly version: number,
-  ) {
-    super(message);
-  }
-}
+export { ConflictError };
 
 export type FileAction = { add: AddFile } | { remove: RemoveFile };
 

@@ -11,7 +11,7 @@
  */
 import { join } from "node:path";
 import type { OnboardingPayload, OnboardingRecipeResult } from "@lakesmith/shared/jobs";
-import { partitionKey } from "../crunch/plan.ts";
+import { partitionPath } from "../crunch/partition-path.ts";
 import {
   type AddFile,
   type DataType,
@@ -128,7 +128,7 @@ export function sampleFiles(files: readonly AddFile[], partitionColumns: readonl
   const byPartition = new Map<string, AddFile[]>();
   for (const file of files) {
     if (file.deletionVector) continue;
-    const key = partitionKey(file.partitionValues, partitionColumns);
+    const key = partitionPath(file.partitionValues, partitionColumns);
     const list = byPartition.get(key);
     if (list) list.push(file);
     else byPartition.set(key, [file]);

@@ -1,0 +1,28 @@
+/**
+ * A validated bin's files go to the table under fresh names in their partition's folder (a
+ * `file://` table on the same file system takes them by a rename). Until the commit references
+ * them they are unreferenced: a job that never commits leaves them to vacuum's orphan pass.
+ */
+import type { TableFile } from "../formats/index.ts";
+import type { ObjectStore } from "../store/index.ts";
+import type { BinOutput } from "./metrics.ts";
+import { partitionFolder } from "./partition-path.ts";
+import type { RewrittenBin } from "./rewrite.ts";
+
+export async function uploadBin(
+  store: ObjectStore,
+  bin: { partition: string; files: readonly TableFile[]; rows: number },
+  rewritten: Pick<RewrittenBin, "files" | "outDir">,
+  partitionColumns: readonly string[],
+): Promise<BinOutput> {
+  const partitionValues = bin.files[0]?.partitionValues ?? {};
+  const folder = partitionFolder(partitionValues, partitionColumns);
+  const adds: BinOutput["adds"] = [];
+  for (const file of rewritten.files) {
+    const name = file.path.slice(rewritten.outDir.length + 1).replaceAll("/", "-");
+    const key = `${folder}${name}`;
+    await store.write(key, { file: file.path, move: true });
+    adds.push({ key, size: file.bytes, rows: file.rows, stats: file.stats, partitionValues });
+  }
+  return { partition: bin.partition, removes: [...bin.files], adds, rows: bin.rows };
+}
