@@ -129,11 +129,13 @@ describe("the table", () => {
     expect((await validate("tbl_missing")).status).toBe(404);
   });
 
-  it.each(["iceberg", "hive"])("refuses a %s table with 409: Delta tables only", async (format) => {
+  it.each(["iceberg", "hive"])("refuses a %s table with 422 on format: Delta tables only", async (format) => {
     const t = await table({ format });
     for (const res of [await trigger(t.id), await validate(t.id)]) {
-      expect(res.status).toBe(409);
-      expect((await res.json()).detail).toContain("Delta tables only");
+      expect(res.status).toBe(422);
+      const body = await res.json();
+      expect(JSON.stringify(body)).toContain("Delta tables only");
+      expect(JSON.stringify(body)).toContain("format");
     }
   });
 });

@@ -23,7 +23,8 @@ export const partitionExpirationKind = defineJobKind({
     table.format === "delta"
       ? undefined
       : {
-          status: 409,
+          status: 422,
+          field: "format",
           message: `Table '${table.name}' is a ${table.format} table; partition expiration works on Delta tables only (it commits removes to the Delta log).`,
         },
   finish: recordExpiredFiles,

@@ -22,7 +22,7 @@ const tags = ["partition expiration"];
 const COLUMN_RULES =
   "The column defaults to the recipe's date filter column; with a recipe it must be one of the table's partition columns, and without one (onboarding not done) it must be named: 422 on partition_column otherwise. " +
   "`retention_days` defaults to the default_partition_expiration_days setting; partitions dated before today (UTC, the control plane's clock) minus `retention_days` expire. " +
-  "Delta tables only (409 for Iceberg and Hive).";
+  "Delta tables only: an Iceberg or Hive table is a 422 naming `format` (the table's).";
 
 const trigger = defineRoute({
   method: "post",
@@ -45,7 +45,7 @@ const trigger = defineRoute({
     202: jsonResponse("Queued.", PartitionExpirationJobSchema),
     404: problemResponse("No such table."),
     409: problemResponse(
-      "The table is not a Delta table, or another expiration of the table is active (the detail names it).",
+      "Another expiration of the table is active (the detail names it).",
     ),
   },
 });
@@ -81,7 +81,6 @@ const validate = defineRoute({
       PartitionExpirationJobSchema,
     ),
     404: problemResponse("No such table."),
-    409: problemResponse("The table is not a Delta table."),
     503: problemResponse(
       "No connected agent may read the table's location (none runs partition expiration, or none is allowed it); nothing was queued.",
     ),
