@@ -12,6 +12,7 @@ import {
   type AddFile,
   addFor,
   commit,
+  DeltaLogError,
   dataFileLocation,
   duckdbColumns,
   findJobCommit,
@@ -24,12 +25,17 @@ import {
   type Snapshot,
   writeRefusal,
 } from "../delta/index.ts";
+import { JobError } from "../registry.ts";
 import type { FormatContext, Rewrite, Table, TableFile, TableFormat } from "./types.ts";
 
 export const deltaFormat: TableFormat = {
   name: "delta",
   async load(ctx: FormatContext): Promise<Table> {
-    const snapshot = await loadSnapshot(ctx.store, ctx.engine, { scratchDir: join(ctx.scratchDir, "log") });
+    const snapshot = await loadSnapshot(ctx.store, ctx.engine, {
+      scratchDir: join(ctx.scratchDir, "log"),
+    }).catch((err: unknown) => {
+      throw permanentLogError(err, ctx.store.uri);
+    });
     return new DeltaTable(ctx, snapshot);
   },
 };
@@ -69,6 +75,13 @@ export class DeltaTable implements Table {
         },
       ];
     });
+  }
+
+  typeOf(column: string): string {
+    const type = this.snapshot.metadata.schema.fields.find((f) => f.name === column)?.type;
+    if (!type) return "string";
+    if (type.kind === "primitive") return type.name;
+    return type.kind === "unsupported" ? type.name : type.kind;
   }
 
   writeRefusal(): string | null {
@@ -136,6 +149,27 @@ export class DeltaTable implements Table {
     if (!add) throw new Error(`${file.path} is not a file of Delta version ${this.version}`);
     return add;
   }
+}
+
+/**
+ * A log error that no later attempt changes, as a permanent failure: no Delta log at the URI (not a
+ * Delta table, or the URI names another folder) or a log written with what the agent does not read.
+ * A missing commit or a log without metadata may be a writer's cleanup in flight: left retryable.
+ */
+function permanentLogError(err: unknown, uri: string): unknown {
+  if (!(err instanceof DeltaLogError)) return err;
+  const table = uri.replace(/\/$/, "");
+  if (err.code === "not_a_table")
+    return new JobError(
+      `${table} is not a Delta table: ${err.message}. Point the table's URI at the folder that holds _delta_log/`,
+      { retryable: false, cause: err },
+    );
+  if (err.code === "unsupported")
+    return new JobError(`the Delta log of ${table} can't be read: ${err.message}`, {
+      retryable: false,
+      cause: err,
+    });
+  return err;
 }
 
 /**

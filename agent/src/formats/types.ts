@@ -50,6 +50,11 @@ export interface Table {
   /** Data (non-partition) columns in schema order, as DuckDB reads them. */
   readonly columns: readonly TableColumn[];
   readonly partitionColumns: readonly string[];
+  /**
+   * The type of a column or partition column in the recipe's words (`string`, `date`, `timestamp`,
+   * `timestamp_ntz`, `integer`, `long`, `struct`, ...), as onboarding's inference reads them.
+   */
+  typeOf(column: string): string;
   /** Why the agent must not rewrite the table, in words a person can act on; null when it may. */
   writeRefusal(): string | null;
   /** When another writer (not a Lakesmith job) last committed, in ms since the epoch; null if unknown. */
