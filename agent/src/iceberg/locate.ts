@@ -1,0 +1,92 @@
+/**
+ * Which metadata file is the table's current one, for a table found by its folder alone (no
+ * catalog), the way Hadoop-style tables and DuckDB find it:
+ * 1. an explicit location, when the caller has one (from a catalog): a key, or a URI under the
+ *    store's root;
+ * 2. else `metadata/version-hint.text`: a number N names `vN` (plain or gzip-compressed), other
+ *    text names a file in `metadata/`; a hint naming nothing that exists is ignored, as a stale
+ *    hint left by a writer that died between the two writes;
+ * 3. else the highest version among `metadata/vN.metadata.json` and `NNNNN-<uuid>.metadata.json`,
+ *    each also as `.gz.metadata.json` or `.metadata.json.gz`; or the only `*.metadata.json` there is.
+ * Compressed files are recognised by their gzip magic bytes, whatever their name.
+ */
+import { gunzipSync } from "node:zlib";
+import { type ObjectStore, readAll, StoreError } from "../store/index.ts";
+import { IcebergError } from "./errors.ts";
+
+export const METADATA_DIR = "metadata/";
+export const VERSION_HINT_KEY = `${METADATA_DIR}version-hint.text`;
+
+const METADATA_FILE = /^(?:v(\d+)|(\d+)-[^/]+)(?:\.gz)?\.metadata\.json(?:\.gz)?$/;
+const ANY_METADATA_FILE = /\.metadata\.json(?:\.gz)?$/;
+
+/** The key of the table's current metadata file. */
+export async function findMetadataKey(store: ObjectStore, explicit?: string): Promise<string> {
+  if (explicit !== undefined) return explicitKey(store, explicit);
+  const names = new Set<string>();
+  for await (const o of store.list(METADATA_DIR)) {
+    const name = o.key.slice(METADATA_DIR.length);
+    if (!name.includes("/")) names.add(name);
+  }
+  const hinted = await fromHint(store, names);
+  if (hinted) return METADATA_DIR + hinted;
+
+  let best: { version: number; name: string } | undefined;
+  for (const name of names) {
+    const m = METADATA_FILE.exec(name);
+    const version = Number(m?.[1] ?? m?.[2]);
+    if (m && (!best || version > best.version)) best = { version, name };
+  }
+  if (best) return METADATA_DIR + best.name;
+  const any = [...names].filter((n) => ANY_METADATA_FILE.test(n));
+  if (any.length === 1) return METADATA_DIR + any[0];
+  throw new IcebergError(
+    "not_a_table",
+    any.length === 0
+      ? `no Iceberg metadata under ${store.uri}${METADATA_DIR} (no version-hint.text and no *.metadata.json)`
+      : `${store.uri}${METADATA_DIR} holds ${any.length} unnumbered metadata files (${any.join(", ")}) and no version hint; name the current one with metadataLocation`,
+  );
+}
+
+/** The name the version hint points at, if it names a metadata file that exists. */
+async function fromHint(store: ObjectStore, names: Set<string>): Promise<string | undefined> {
+  if (!names.has(VERSION_HINT_KEY.slice(METADATA_DIR.length))) return undefined;
+  const hint = (await readText(store, VERSION_HINT_KEY)).trim();
+  const candidates = /^\d+$/.test(hint)
+    ? [`v${hint}.metadata.json`, `v${hint}.gz.metadata.json`, `v${hint}.metadata.json.gz`]
+    : [hint.slice(hint.lastIndexOf("/") + 1)];
+  return candidates.find((name) => names.has(name));
+}
+
+function explicitKey(store: ObjectStore, location: string): string {
+  if (!/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(location) && !location.startsWith("/")) return location;
+  // A file:// URI escapes what a key holds literally (`%` is `%25`); S3 URIs are keys as they are.
+  if (location.startsWith(store.uri)) {
+    const rest = location.slice(store.uri.length);
+    return store.uri.startsWith("file:") ? decodeURIComponent(rest) : rest;
+  }
+  throw new IcebergError(
+    "not_a_table",
+    `metadata location ${location} is not under the table's root ${store.uri}; give a key relative to the root or a URI under it`,
+  );
+}
+
+/** The text of a metadata file or hint, gunzipped where it is gzip-compressed. */
+export async function readText(store: ObjectStore, key: string): Promise<string> {
+  let bytes: Buffer;
+  try {
+    bytes = await readAll(await store.read(key));
+  } catch (err) {
+    if (err instanceof StoreError && err.code === "not_found")
+      throw new IcebergError("not_a_table", `${store.uriOf(key)} does not exist`, { cause: err });
+    throw err;
+  }
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
+    try {
+      bytes = gunzipSync(bytes);
+    } catch (err) {
+      throw new IcebergError("corrupt", `${store.uriOf(key)} is not valid gzip`, { cause: err });
+    }
+  }
+  return bytes.toString("utf8");
+}
