@@ -89,6 +89,12 @@ describe("finding the current metadata file", () => {
     expect((await loadIcebergTable(new FileStore(dir))).metadataKey).toBe("metadata/v2.metadata.json");
   });
 
+  it("follows a hint that lags behind the newest commit to the last of the versions after it", async () => {
+    const dir = await copyIcebergFixture("iceberg/lineitem_iceberg", join(scratch, "lagging-hint"));
+    await writeFile(join(dir, "metadata/version-hint.text"), "1");
+    expect((await loadIcebergTable(new FileStore(dir))).metadataKey).toBe("metadata/v2.metadata.json");
+  });
+
   it("says there is no table where there is no metadata, and names a file that is not JSON", async () => {
     const empty = await mkdtemp(join(scratch, "empty-"));
     await expect(loadIcebergTable(new FileStore(empty))).rejects.toMatchObject({ code: "not_a_table" });

@@ -36,6 +36,8 @@ export interface BinJob {
   inputs: string[];
   columns: readonly TableColumn[];
   settings: CrunchSettings;
+  /** Parquet field ids for the written files (DuckDB's `FIELD_IDS`), where the format asks for them. */
+  fieldIds: string | null;
   targetBytes: number;
   /** Bytes written per byte read so far in this crunch (an assumption before the first bin). */
   outputRatio: number;
@@ -72,6 +74,7 @@ export async function rewriteBin(engine: Engine, phases: Phases, job: BinJob): P
           outDir,
           namePrefix: `part-${randomUUID()}`,
           settings: job.settings,
+          ...(job.fieldIds ? { fieldIds: job.fieldIds } : {}),
           targetFileBytes: job.targetBytes,
           // A local table takes the files by a rename (upload.ts): their flush to disk, which that
           // write must wait for, runs beside the output checksum instead.

@@ -236,6 +236,7 @@ async function rewriteBins(job: BinsJob): Promise<{ outputs: BinOutput[]; settin
       const binDir = join(ctx.scratchDir, `bin-${index}`);
       await mkdir(binDir, { recursive: true });
       const binBytes = sum(bin.map((f) => f.size));
+      const columns = table.columnsFor(bin[0]?.partitionValues ?? {});
       let rewritten: Awaited<ReturnType<typeof rewriteBin>>;
       let rows: number;
       try {
@@ -248,7 +249,13 @@ async function rewriteBins(job: BinsJob): Promise<{ outputs: BinOutput[]; settin
           ),
         );
         if (!settings) {
-          settings = await chooseSettings(job, bin, inputs, join(binDir, "tune"), totalBytes);
+          settings = await chooseSettings(
+            { ...job, measure: { ...job.measure, columns } },
+            bin,
+            inputs,
+            join(binDir, "tune"),
+            totalBytes,
+          );
           log.info({ settings }, "rewrite settings chosen");
           const note = clusterNote(job.measure.clusterColumns ?? [], settings);
           if (note) notes.push(note);
@@ -257,13 +264,14 @@ async function rewriteBins(job: BinsJob): Promise<{ outputs: BinOutput[]; settin
           store,
           bin,
           inputs,
-          columns: table.columns,
+          columns,
           settings,
+          fieldIds: table.parquetFieldIds,
           targetBytes: job.targetBytes,
           outputRatio: bytesRead > 0 ? Math.max(0.05, bytesWritten / bytesRead) : FIRST_OUTPUT_RATIO,
           binDir,
         });
-        await validateBin(engine, phases, { partition, inputs, columns: table.columns }, rewritten);
+        await validateBin(engine, phases, { partition, inputs, columns }, rewritten);
         rows = rewritten.before.rows;
         bytesRead += binBytes;
         bytesWritten += sum(rewritten.files.map((f) => f.bytes));
@@ -276,9 +284,7 @@ async function rewriteBins(job: BinsJob): Promise<{ outputs: BinOutput[]; settin
       upload = (async () => {
         try {
           outputs.push(
-            await phases.time("upload", () =>
-              uploadBin(store, { partition, files: bin, rows }, done, table.partitionColumns),
-            ),
+            await phases.time("upload", () => uploadBin(store, { partition, files: bin, rows }, done, table)),
           );
         } finally {
           await rm(binDir, { recursive: true, force: true });

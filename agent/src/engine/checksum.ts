@@ -26,6 +26,11 @@ export interface TableColumn {
   name: string;
   /** A DuckDB SQL type, for example `TIMESTAMPTZ`, `DECIMAL(10,2)`, `STRUCT(a INTEGER, b VARCHAR)`. */
   type: string;
+  /**
+   * A SQL expression for the column's value where a file does not hold it (an Iceberg identity
+   * partition's value, which some writers keep in the metadata only); absent, such values are NULL.
+   */
+  fill?: string;
 }
 
 export interface ColumnChecksum {
@@ -51,7 +56,8 @@ export interface Checksum {
 /**
  * A `SELECT` list reading Parquet files as exactly `columns`, in order, cast to their types. Files
  * written before a column was added read it as NULL (`union_by_name`); a column that no file has is
- * NULL too. With `filename`, the source file's path comes along as the column `filename`.
+ * NULL too, or the column's `fill` where it has one. With `filename`, the source file's path comes
+ * along as the column `filename`.
  */
 export async function readAsColumns(
   engine: Engine,
@@ -66,7 +72,12 @@ export async function readAsColumns(
     ),
   );
   const list = columns.map((c) => {
-    const value = present.has(c.name.toLowerCase()) ? sqlIdent(c.name) : "NULL";
+    const fill = c.fill ? `cast(${c.fill} as ${c.type})` : "NULL";
+    const value = present.has(c.name.toLowerCase())
+      ? c.fill
+        ? `coalesce(${sqlIdent(c.name)}, ${fill})`
+        : sqlIdent(c.name)
+      : fill;
     return `cast(${value} as ${c.type}) as ${sqlIdent(c.name)}`;
   });
   if (options.filename) list.push("filename");

@@ -68,6 +68,8 @@ export interface RewriteOptions {
   namePrefix: string;
   settings: CrunchWriteSettings;
   targetFileBytes: number;
+  /** Parquet field ids to write, as DuckDB's `FIELD_IDS` value (Iceberg identifies columns by them). */
+  fieldIds?: string;
   /** `inputs` read as `columns` (`readAsColumns`), where the caller has built it already. */
   source?: string;
   /**
@@ -132,9 +134,10 @@ export async function rewriteFiles(engine: Engine, options: RewriteOptions): Pro
     // nor within them (rows of later batches land between earlier ones): a sorted bin is written as
     // one file. run.ts sizes the bins of a sorted crunch so that file is near the target size.
     if (sorted) await mkdir(staging, { recursive: true });
+    const format = `${parquetOptions(settings)}${options.fieldIds ? `, field_ids ${options.fieldIds}` : ""}`;
     const target = sorted
-      ? `${sqlString(join(staging, "f0.parquet"))} (${parquetOptions(settings)}, return_stats true)`
-      : `${sqlString(staging)} (${parquetOptions(settings)}, ` +
+      ? `${sqlString(join(staging, "f0.parquet"))} (${format}, return_stats true)`
+      : `${sqlString(staging)} (${format}, ` +
         `file_size_bytes ${Math.max(1, Math.floor(options.targetFileBytes))}, filename_pattern 'f{i}', return_stats true)`;
     const copy = () =>
       withInsertionOrder(engine, sorted, () =>

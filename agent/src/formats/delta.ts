@@ -8,6 +8,7 @@
 
 import { join } from "node:path";
 import { type CrunchResult, CrunchResultSchema, type CrunchSettings } from "@lakesmith/shared/jobs";
+import { partitionFolder } from "../crunch/partition-path.ts";
 import {
   type AddFile,
   addFor,
@@ -25,6 +26,7 @@ import {
   type Snapshot,
   writeRefusal,
 } from "../delta/index.ts";
+import type { TableColumn } from "../engine/index.ts";
 import { JobError } from "../registry.ts";
 import type { FormatContext, Rewrite, Table, TableFile, TableFormat } from "./types.ts";
 
@@ -75,6 +77,16 @@ export class DeltaTable implements Table {
         },
       ];
     });
+  }
+
+  readonly parquetFieldIds = null;
+
+  columnsFor(): readonly TableColumn[] {
+    return this.columns;
+  }
+
+  dataFolder(partitionValues: Record<string, string | null>): string {
+    return partitionFolder(partitionValues, this.partitionColumns);
   }
 
   typeOf(column: string): string {

@@ -9,14 +9,17 @@
  */
 import { JobError } from "../registry.ts";
 import { deltaFormat } from "./delta.ts";
+import { icebergFormat } from "./iceberg.ts";
 import type { TableFormat, TableFormatName } from "./types.ts";
 
 export { ConflictError } from "./conflict.ts";
 export { DeltaTable, deltaFormat } from "./delta.ts";
+export { IcebergTable, icebergFormat } from "./iceberg.ts";
 export * from "./types.ts";
 
 /** The module of a table format; a format the agent can't rewrite yet fails the job for good. */
 export function tableFormat(name: TableFormatName): TableFormat {
   if (name === "delta") return deltaFormat;
+  if (name === "iceberg") return icebergFormat;
   throw new JobError(`${name} tables can't be crunched by this agent version yet`, { retryable: false });
 }

@@ -50,11 +50,20 @@ export interface Table {
   /** Data (non-partition) columns in schema order, as DuckDB reads them. */
   readonly columns: readonly TableColumn[];
   readonly partitionColumns: readonly string[];
+  /** `columns` as a rewrite of one partition's files reads them (with `fill` where files may lack a column). */
+  columnsFor(partitionValues: Record<string, string | null>): readonly TableColumn[];
   /**
    * The type of a column or partition column in the recipe's words (`string`, `date`, `timestamp`,
    * `timestamp_ntz`, `integer`, `long`, `struct`, ...), as onboarding's inference reads them.
    */
   typeOf(column: string): string;
+  /** The folder (key prefix, `""` or ending in `/`) a rewrite writes a partition's new files to. */
+  dataFolder(partitionValues: Record<string, string | null>): string;
+  /**
+   * Parquet field ids for the files a rewrite writes, as DuckDB's `FIELD_IDS` option value
+   * (`{id: 1, point: {__duckdb_field_id: 2, x: 3}}`), where the format identifies columns by id.
+   */
+  readonly parquetFieldIds: string | null;
   /** Why the agent must not rewrite the table, in words a person can act on; null when it may. */
   writeRefusal(): string | null;
   /** When another writer (not a Lakesmith job) last committed, in ms since the epoch; null if unknown. */

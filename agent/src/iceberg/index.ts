@@ -31,6 +31,7 @@ export {
   parseTimestamp,
 } from "./calendar.ts";
 export { duckdbColumns, duckdbType } from "./columns.ts";
+export * from "./commit.ts";
 export { IcebergError, type IcebergErrorCode } from "./errors.ts";
 export { decimalString, humanValue, javaFloatString } from "./human.ts";
 export { parseJson, stringifyJson } from "./json.ts";

@@ -3,9 +3,10 @@
  * catalog), the way Hadoop-style tables and DuckDB find it:
  * 1. an explicit location, when the caller has one (from a catalog): a key, or a URI under the
  *    store's root;
- * 2. else `metadata/version-hint.text`: a number N names `vN` (plain or gzip-compressed), other
- *    text names a file in `metadata/`; a hint naming nothing that exists is ignored, as a stale
- *    hint left by a writer that died between the two writes;
+ * 2. else `metadata/version-hint.text`: a number N names `vN` (plain or gzip-compressed), or a
+ *    later `vM` where v(N+1) ... vM all exist (a writer commits its metadata file first and its hint
+ *    second, so a hint may lag behind the newest commit); other text names a file in `metadata/`;
+ *    a hint naming nothing that exists is ignored;
  * 3. else the highest version among `metadata/vN.metadata.json` and `NNNNN-<uuid>.metadata.json`,
  *    each also as `.gz.metadata.json` or `.metadata.json.gz`; or the only `*.metadata.json` there is.
  * Compressed files are recognised by their gzip magic bytes, whatever their name.
@@ -52,10 +53,20 @@ export async function findMetadataKey(store: ObjectStore, explicit?: string): Pr
 async function fromHint(store: ObjectStore, names: Set<string>): Promise<string | undefined> {
   if (!names.has(VERSION_HINT_KEY.slice(METADATA_DIR.length))) return undefined;
   const hint = (await readText(store, VERSION_HINT_KEY)).trim();
-  const candidates = /^\d+$/.test(hint)
-    ? [`v${hint}.metadata.json`, `v${hint}.gz.metadata.json`, `v${hint}.metadata.json.gz`]
-    : [hint.slice(hint.lastIndexOf("/") + 1)];
-  return candidates.find((name) => names.has(name));
+  if (!/^\d+$/.test(hint)) {
+    const name = hint.slice(hint.lastIndexOf("/") + 1);
+    return names.has(name) ? name : undefined;
+  }
+  const versioned = (n: number) =>
+    [`v${n}.metadata.json`, `v${n}.gz.metadata.json`, `v${n}.metadata.json.gz`].find((name) => names.has(name));
+  let version = Number(hint);
+  let found = versioned(version);
+  if (!found) return undefined;
+  for (let next = versioned(version + 1); next; next = versioned(version + 1)) {
+    version++;
+    found = next;
+  }
+  return found;
 }
 
 function explicitKey(store: ObjectStore, location: string): string {

@@ -25,17 +25,18 @@ export const ICEBERG_FIXTURES = join(DELTA_FIXTURES, "../iceberg");
 
 /**
  * Copies the fixture table `name` (a folder under `ICEBERG_FIXTURES` holding `metadata/`) into
- * `dir` and rewrites its recorded locations to `dir`'s `file://` URI. Returns `dir`.
+ * `dir` and rewrites its recorded locations to `dir`'s `file://` URI, or to `location` where the
+ * copy is to be uploaded elsewhere (`s3://lake/warehouse/t`). Returns `dir`.
  *
  * @example
  * const dir = await copyIcebergFixture("iceberg/lineitem_iceberg", join(scratch, "lineitem"));
  * const table = await loadIcebergTable(new FileStore(dir)); // table.locationMismatch === null
  */
-export async function copyIcebergFixture(name: string, dir: string): Promise<string> {
+export async function copyIcebergFixture(name: string, dir: string, at?: string): Promise<string> {
   const source = join(ICEBERG_FIXTURES, name);
   await cp(source, dir, { recursive: true });
   await makeWritable(dir);
-  const location = pathToFileURL(dir).href.replace(/\/$/, "");
+  const location = (at ?? pathToFileURL(dir).href).replace(/\/$/, "");
   const sourceUri = pathToFileURL(`${source}/`).href;
   const metadataDir = join(dir, "metadata");
   const names = await readdir(metadataDir);

@@ -1,0 +1,206 @@
+/**
+ * Onboarding and crunch of Iceberg tables through the agent's jobs (`runInspection`, `runCrunch`)
+ * on copies of real tables other engines wrote: the rows read from the new snapshot equal the rows
+ * before, the new files carry the schema's field ids, the commit is a `replace` snapshot that
+ * records the job, and a retried job reports its earlier commit instead of committing again.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { CrunchPayload } from "@lakesmith/shared/jobs";
+import { systemClock } from "@lakesmith/shared/time";
+import { pino } from "pino";
+import { afterAll, describe, expect, it } from "vitest";
+import { runCrunch } from "../src/crunch/run.ts";
+import { checksumFiles, compareChecksums, Engine, sqlList } from "../src/engine/index.ts";
+import { icebergFormat, type Table } from "../src/formats/index.ts";
+import { currentSnapshot, loadIcebergTable, parseJson, stringifyJson } from "../src/iceberg/index.ts";
+import { runInspection } from "../src/inspect/run.ts";
+import { FileStore, type WriteIfAbsentResult, type WriteSource } from "../src/store/index.ts";
+import { copyIcebergFixture } from "./support/iceberg.ts";
+import { jobContext } from "./support/maintenance.ts";
+
+const root = mkdtempSync(join(tmpdir(), "iceberg-crunch-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function payloadFor(dir: string, extra: Partial<CrunchPayload> = {}): CrunchPayload {
+  return { table_id: "tbl_ice", uri: `file://${dir}`, format: "iceberg", ...extra };
+}
+
+/** The table as the agent's Iceberg format reads it, with every partition's checksum of its rows. */
+async function readTable(store: FileStore, dir: string) {
+  const engine = await Engine.open();
+  try {
+    const table: Table = await icebergFormat.load({
+      store,
+      engine,
+      scratchDir: mkdtempSync(join(root, "load-")),
+      clock: systemClock,
+      log: pino({ level: "silent" }),
+    });
+    const byPartition = new Map<string, string[]>();
+    for (const f of table.files) {
+      const key = JSON.stringify(f.partitionValues);
+      byPartition.set(key, [...(byPartition.get(key) ?? []), join(dir, f.key)]);
+    }
+    const sums = new Map<string, Awaited<ReturnType<typeof checksumFiles>>>();
+    for (const [key, files] of byPartition) {
+      const values = JSON.parse(key) as Record<string, string | null>;
+      sums.set(key, await checksumFiles(engine, files, table.columnsFor(values)));
+    }
+    const paths = table.files.map((f) => join(dir, f.key));
+    const [plain] = await engine.query<{ n: string }>(
+      `select count(*)::bigint as n from read_parquet(${sqlList(paths)})`,
+    );
+    return { table, sums, rows: Number(plain?.n ?? 0), paths };
+  } finally {
+    engine.close();
+  }
+}
+
+function expectSameRows(
+  before: Awaited<ReturnType<typeof readTable>>,
+  after: Awaited<ReturnType<typeof readTable>>,
+) {
+  expect([...after.sums.keys()].sort()).toEqual([...before.sums.keys()].sort());
+  for (const [key, sum] of before.sums) {
+    const other = after.sums.get(key);
+    if (!other) throw new Error(`partition ${key} is gone`);
+    expect(compareChecksums(sum, other), key).toEqual([]);
+  }
+}
+
+async function metadataFiles(dir: string): Promise<string[]> {
+  return (await readdir(join(dir, "metadata"))).filter((n) => n.endsWith(".metadata.json")).sort();
+}
+
+describe("Iceberg crunch", () => {
+  it("onboards lineitem and crunches it: the same rows in one file with field ids, a replace snapshot that names the job", async () => {
+    const dir = await copyIcebergFixture("iceberg/lineitem_iceberg", join(root, "lineitem"));
+    const store = new FileStore(dir);
+    const recipe = await runInspection(jobContext(root, "onboarding", payloadFor(dir)), {
+      store,
+      memoryLimitMb: 256,
+    });
+    expect(recipe).toMatchObject({ partition_columns: [], partition_pattern: null });
+
+    const before = await readTable(store, dir);
+    expect(before.rows).toBe(51_793);
+    const ctx = jobContext(root, "crunch", payloadFor(dir));
+    const result = await runCrunch("crunch", ctx, { store, memoryLimitMb: 256 });
+    expect(result).toMatchObject({
+      job_type: "crunch",
+      table_version_before: 2,
+      committed_version: 3,
+      rows_in: 51_793,
+      rows_out: 51_793,
+      files_after: 1,
+    });
+    expect(result.files_before).toBe(before.paths.length);
+
+    const after = await readTable(store, dir);
+    expectSameRows(before, after);
+    expect(after.rows).toBe(51_793);
+    expect(after.table.version).toBe(3);
+
+    // The new file names every column by the id the schema gives it.
+    const engine = await Engine.open();
+    try {
+      const ids = await engine.query<{ name: string; field_id: string | null }>(
+        `select name, field_id from parquet_schema(${sqlList(after.paths)}) where name <> 'duckdb_schema'`,
+      );
+      const metadata = await loadIcebergTable(store);
+      const schema = metadata.metadata.schemas.find((s) => s.schemaId === metadata.metadata.currentSchemaId);
+      expect(ids.map((r) => [r.name, Number(r.field_id)])).toEqual(schema?.fields.map((f) => [f.name, f.id]));
+      const snapshot = currentSnapshot(metadata);
+      expect(snapshot?.summary).toMatchObject({
+        operation: "replace",
+        "lakesmith.job-id": ctx.job.id,
+        "added-records": "51793",
+        "deleted-records": "51793",
+      });
+    } finally {
+      engine.close();
+    }
+
+    // The same job again (a retry after a crash) reports its commit and commits nothing more.
+    const files = await metadataFiles(dir);
+    const again = await runCrunch(
+      "crunch",
+      jobContext(root, "crunch", payloadFor(dir), { jobId: ctx.job.id }),
+      {
+        store,
+        memoryLimitMb: 256,
+      },
+    );
+    expect(again.committed_version).toBe(3);
+    expect(await metadataFiles(dir)).toEqual(files);
+
+    // A new crunch finds the one file it wrote in shape.
+    const next = await runCrunch("crunch", jobContext(root, "crunch", payloadFor(dir)), {
+      store,
+      memoryLimitMb: 256,
+    });
+    expect(next).toMatchObject({ committed_version: null, files_before: 0, partitions_skipped: 1 });
+  });
+
+  it("writes an identity partition's value into the new files where the old ones kept it in the metadata only", async () => {
+    const dir = await copyIcebergFixture("partition_integer", join(root, "partition-integer"));
+    const store = new FileStore(dir);
+    const before = await readTable(store, dir);
+    expect(before.table.partitionColumns).toEqual(["partition_col"]);
+    const result = await runCrunch("crunch", jobContext(root, "crunch", payloadFor(dir)), {
+      store,
+      memoryLimitMb: 256,
+    });
+    expect(result.committed_version).toBe((before.table.version ?? 0) + 1);
+    const after = await readTable(store, dir);
+    expectSameRows(before, after);
+
+    const engine = await Engine.open();
+    try {
+      for (const file of after.table.files) {
+        const [row] = await engine.query<{ values: string }>(
+          `select string_agg(distinct partition_col::varchar, ',') as values from read_parquet(${sqlList([join(dir, file.key)])})`,
+        );
+        expect(row?.values, file.key).toBe(file.partitionValues.partition_col);
+        expect(file.key.startsWith(`data/partition_col=${file.partitionValues.partition_col}/`)).toBe(true);
+      }
+    } finally {
+      engine.close();
+    }
+  });
+
+  it("loses a race to another writer, reloads, and commits on top of it without losing its rows", async () => {
+    const dir = await copyIcebergFixture("iceberg/lineitem_iceberg", join(root, "race"));
+    const store = new RacingStore(dir);
+    const before = await readTable(store, dir);
+    // Another writer sets a table property at the moment the crunch commits: v3 is theirs.
+    store.beforeMetadataWrite = async (key) => {
+      store.beforeMetadataWrite = undefined;
+      const json = parseJson(await readFile(join(dir, "metadata/v2.metadata.json"), "utf8")) as {
+        properties?: Record<string, string>;
+      };
+      json.properties = { ...(json.properties ?? {}), owner: "someone else" };
+      await writeFile(join(dir, key), stringifyJson(json));
+    };
+    const result = await runCrunch("crunch", jobContext(root, "crunch", payloadFor(dir)), {
+      store,
+      memoryLimitMb: 256,
+    });
+    expect(result.committed_version).toBe(4);
+    const after = await readTable(store, dir);
+    expectSameRows(before, after);
+    expect((await loadIcebergTable(store)).metadata.properties.owner).toBe("someone else");
+  });
+});
+
+/** A real file store with a hook that runs before each new metadata file is written. */
+class RacingStore extends FileStore {
+  beforeMetadataWrite: ((key: string) => Promise<void>) | undefined;
+  override async writeIfAbsent(key: string, source: WriteSource): Promise<WriteIfAbsentResult> {
+    if (key.endsWith(".metadata.json") && this.beforeMetadataWrite) await this.beforeMetadataWrite(key);
+    return super.writeIfAbsent(key, source);
+  }
+}
