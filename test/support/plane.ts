@@ -177,8 +177,13 @@ export async function connectedChildAgent(
 }
 
 /** Registers a Delta table through the API and waits for its onboarding to end; returns both. */
-export async function onboardTable(p: TestPlane, name: string, uri: string) {
-  const created = await p.api("POST", "/api/v1/tables", { name, uri, format: "delta" });
+export async function onboardTable(
+  p: TestPlane,
+  name: string,
+  uri: string,
+  format: "delta" | "iceberg" | "hive" = "delta",
+) {
+  const created = await p.api("POST", "/api/v1/tables", { name, uri, format });
   expect(created.status).toBe(201);
   const job = await p.waitForJob(created.body.onboarding_job_id, ["succeeded", "failed"], 60_000);
   const table = (await p.api("GET", `/api/v1/tables/${created.body.id}`)).body;

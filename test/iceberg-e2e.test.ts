@@ -1,0 +1,145 @@
+/**
+ * Iceberg tables end to end, through the public API and a `lakesmith-agent` child process: a real
+ * Node control plane, real WebSockets, copies of a real Iceberg table (Spark's TPC-H lineitem) on
+ * `file://` and on S3 (s3rver on loopback). Registered with `format: "iceberg"`, onboarded and
+ * crunched; the rows read from the new snapshot equal the rows before. Tables the agent must not
+ * rewrite are refused at onboarding with the reason.
+ */
+import { mkdtempSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { systemClock } from "@lakesmith/shared/time";
+import { pino } from "pino";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { checksumFiles, Engine } from "../agent/src/engine/index.ts";
+import { icebergFormat } from "../agent/src/formats/index.ts";
+import { type ObjectStore, storeFor } from "../agent/src/store/index.ts";
+import { copyIcebergFixture } from "../agent/test/support/iceberg.ts";
+import {
+  type LocalS3,
+  S3RVER_CREDENTIALS,
+  startS3rver,
+  uploadFolder,
+} from "../agent/test/support/local-s3.ts";
+import type { ChildAgent } from "./support/agents.ts";
+import { connectedChildAgent, onboardTable, startPlane, type TestPlane } from "./support/plane.ts";
+
+const root = mkdtempSync(join(tmpdir(), "iceberg-e2e-"));
+let s3: LocalS3;
+let plane: TestPlane | undefined;
+const children: ChildAgent[] = [];
+
+beforeAll(async () => {
+  s3 = await startS3rver();
+});
+afterAll(async () => {
+  await s3?.close();
+  await rm(root, { recursive: true, force: true });
+});
+afterEach(async () => {
+  for (const c of children.splice(0)) if (c.child.exitCode === null) c.child.kill("SIGKILL");
+  await plane?.stop();
+  plane = undefined;
+});
+
+const childAgent = (p: TestPlane, name: string) =>
+  connectedChildAgent(
+    p,
+    name,
+    {
+      LAKESMITH_AGENT_CONCURRENCY: "1",
+      LAKESMITH_AGENT_ALLOW: `file://${root},s3://lake`,
+      LAKESMITH_AGENT_S3_ENDPOINT: s3.endpoint,
+      LAKESMITH_AGENT_S3_FORCE_PATH_STYLE: "true",
+      LAKESMITH_AGENT_S3_REGION: "us-east-1",
+      LAKESMITH_AGENT_MEMORY_LIMIT_MB: "512",
+      AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    },
+    children,
+  );
+
+/** The table's rows as the agent's Iceberg reader sees them: version, files and one checksum. */
+async function tableRows(store: ObjectStore) {
+  const engine = await Engine.open();
+  try {
+    const scratch = mkdtempSync(join(root, "read-"));
+    const table = await icebergFormat.load({
+      store,
+      engine,
+      scratchDir: scratch,
+      clock: systemClock,
+      log: pino({ level: "silent" }),
+    });
+    const locals: string[] = [];
+    for (const [i, f] of table.files.entries()) {
+      const local = join(scratch, `${i}.parquet`);
+      await store.download(f.key, local);
+      locals.push(local);
+    }
+    const sum = await checksumFiles(engine, locals, table.columns);
+    return { version: table.version, files: table.files.length, sum };
+  } finally {
+    engine.close();
+  }
+}
+
+/** A private copy of a fixture table, on `file://` in place or uploaded to S3 under `name`. */
+async function icebergTableOn(where: "file" | "s3", fixture: string, name: string) {
+  const folder = join(root, `${name}-${where}`);
+  if (where === "file") {
+    await copyIcebergFixture(fixture, folder);
+    return { uri: `file://${folder}`, store: storeFor(`file://${folder}`) };
+  }
+  const uri = `s3://lake/warehouse/${name}`;
+  await copyIcebergFixture(fixture, folder, uri);
+  const store = storeFor(`${uri}/`, { s3: s3.options });
+  await uploadFolder(folder, store);
+  return { uri, store };
+}
+
+describe("Iceberg end to end", () => {
+  for (const where of ["file", "s3"] as const) {
+    it(`onboards and crunches lineitem on ${where}://: identical rows, one replace snapshot, DRR in the metrics`, async () => {
+      plane = await startPlane();
+      await childAgent(plane, `iceberg-agent-${where}`);
+      const { uri, store } = await icebergTableOn(where, "iceberg/lineitem_iceberg", "lineitem");
+      const before = await tableRows(store);
+
+      const { table, job } = await onboardTable(plane, "tpch.lineitem", uri, "iceberg");
+      expect(job.status, job.error ?? "").toBe("succeeded");
+      expect(table).toMatchObject({ format: "iceberg", onboarding_status: "active" });
+
+      const res = await plane.api("POST", `/api/v1/tables/${table.id}/crunch`, { whole_table: true });
+      expect(res.status, JSON.stringify(res.body)).toBe(202);
+      const done = await plane.waitForJob(res.body.id, ["succeeded", "failed"], 90_000);
+      expect(done.status, done.error ?? "").toBe("succeeded");
+      const metrics = (await plane.api("GET", `/api/v1/crunch/${res.body.id}/metrics`)).body.metrics;
+      expect(metrics).toMatchObject({
+        table_version_before: 2,
+        committed_version: 3,
+        rows_in: 51_793,
+        rows_out: 51_793,
+        files_after: 1,
+      });
+      expect(typeof metrics.drr).toBe("number");
+
+      const after = await tableRows(store);
+      expect(after.version).toBe(3);
+      expect(after.files).toBe(1);
+      expect(after.sum).toEqual(before.sum);
+    });
+  }
+
+  it("refuses a table with equality deletes at onboarding, with the reason", async () => {
+    plane = await startPlane();
+    await childAgent(plane, "iceberg-refusing-agent");
+    const { uri } = await icebergTableOn("file", "equality_deletes/warehouse/mydb/mytable", "deletes");
+    const { table, job } = await onboardTable(plane, "odd.deletes", uri, "iceberg");
+    expect(job.status).toBe("failed");
+    expect(table.onboarding_status).toBe("failed");
+    expect(table.onboarding_error).toContain("can't be managed safely");
+    expect(table.onboarding_error).toMatch(/delete/);
+  });
+});
