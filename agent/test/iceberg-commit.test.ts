@@ -616,3 +616,123 @@ describe("commitReplace on legacy_v1 (format v1, a snapshot without a manifest l
     expect(now.entries).toHaveLength(3);
   });
 });
+
+describe("commitReplace appending files", () => {
+  /** partition_integer as Spark created it, before its first write: metadata v1, no snapshot. */
+  async function openEmpty(name: string) {
+    const dir = await copyIcebergFixture("partition_integer", join(scratch, name));
+    const files = (await readSnapshotFiles(new FileStore(dir), await loadIcebergTable(new FileStore(dir))))
+      .entries;
+    await rm(join(dir, "metadata/v2.metadata.json"));
+    await writeFile(join(dir, "metadata/version-hint.text"), "1");
+    const store = new FileStore(dir);
+    return { dir, store, table: await loadIcebergTable(store), files };
+  }
+
+  it("commits the first snapshot of a table without one as an append with no parent", async () => {
+    const { dir, store, table, files } = await openEmpty("first-append");
+    expect(table.metadata.currentSnapshotId).toBeNull();
+    const added = await Promise.all(
+      files.map((e) =>
+        newDataFile(dir, keyOf(e), table, new Map([[1000, e.partitionById.get(1000)]]), ["user_id"]),
+      ),
+    );
+    const outcome = committed(
+      await commitReplace(store, table, { base: null, removed: [], added, summary: {}, nowMs: Date.now() }),
+    );
+    expect(outcome).toMatchObject({
+      metadataKey: "metadata/v2.metadata.json",
+      version: 2,
+      sequenceNumber: 1,
+    });
+
+    const after = await loadIcebergTable(store);
+    expect(after.metadata.refs.main?.snapshotId).toBe(outcome.snapshotId);
+    const now = await readSnapshotFiles(store, after);
+    expect(now.snapshot.parentSnapshotId).toBeNull();
+    expect(
+      now.entries.map((e) => [e.key, e.status, e.dataSequenceNumber, e.partitionById.get(1000)]),
+    ).toEqual(files.map((e) => [keyOf(e), "added", 1, e.partitionById.get(1000)]));
+    expect(now.snapshot.summary).toMatchObject({
+      operation: "append",
+      "added-data-files": "2",
+      "deleted-data-files": "0",
+      "added-records": "2",
+      "changed-partition-count": "2",
+      "total-records": "2",
+      "total-data-files": "2",
+    });
+    const json = JSON.parse(await readFile(join(dir, outcome.metadataKey), "utf8"));
+    expect("parent-snapshot-id" in json.snapshots[0]).toBe(false);
+    const validate = await restSchema("TableMetadata");
+    expect(validate(json), JSON.stringify(validate.errors)).toBe(true);
+    const list = await avro(dir, (now.snapshot.manifestList ?? "").slice(after.metadata.location.length + 1));
+    expect(list.meta["parent-snapshot-id"]?.toString()).toBe("null");
+    expect(
+      (
+        await rowsAndSum(
+          now.entries.map((e) => join(dir, keyOf(e))),
+          "user_id",
+        )
+      )[0],
+    ).toBe(2);
+  });
+
+  it("refuses to remove files from a table without a snapshot, or to ignore a snapshot the table has", async () => {
+    const { dir, store, table, files } = await openEmpty("first-refused");
+    const before = await readdir(join(dir, "metadata"));
+    const removing = commitReplace(store, table, {
+      base: null,
+      removed: files,
+      added: [],
+      summary: {},
+      nowMs: 1,
+    });
+    await expect(removing).rejects.toThrow(/can't be removed: the table has no snapshot yet/);
+    expect(await readdir(join(dir, "metadata"))).toEqual(before);
+
+    const full = await open("partition_integer", "first-refused-full");
+    const [live] = full.base.entries;
+    const key = "data/partition_col=42/copy.parquet";
+    await mergeFiles(full.dir, [keyOf(live as ManifestEntry)], key, currentSchema(full.table));
+    const file = await newDataFile(full.dir, key, full.table, new Map([[1000, 42]]), []);
+    const ignoring = commitReplace(full.store, full.table, {
+      base: null,
+      removed: [],
+      added: [file],
+      summary: {},
+      nowMs: 1,
+    });
+    await expect(ignoring).rejects.toThrow(
+      /planned for a table without snapshots, but the table's current snapshot is/,
+    );
+  });
+
+  it("appends a file to a table with a snapshot, listing its manifests again unchanged", async () => {
+    const { dir, store, table, base } = await open("partition_integer", "append");
+    const in42 = base.entries.find((e) => e.partitionById.get(1000) === 42) as ManifestEntry;
+    const key = "data/partition_col=42/appended.parquet";
+    await mergeFiles(dir, [keyOf(in42)], key, currentSchema(table));
+    const file = await newDataFile(dir, key, table, new Map([[1000, 42]]), ["user_id"]);
+    const outcome = committed(
+      await commitReplace(store, table, { base, removed: [], added: [file], summary: {}, nowMs: Date.now() }),
+    );
+    const after = await loadIcebergTable(store);
+    const now = await readSnapshotFiles(store, after);
+    expect(now.snapshot.parentSnapshotId).toBe(base.snapshot.snapshotId);
+    expect(now.snapshot.summary).toMatchObject({
+      operation: "append",
+      "added-data-files": "1",
+      "deleted-data-files": "0",
+      "deleted-records": "0",
+      "changed-partition-count": "1",
+      "total-data-files": "3",
+      "total-records": "3",
+    });
+    expect(now.manifests.slice(1)).toEqual(base.manifests);
+    expect(now.entries.map((e) => [e.key, e.status, e.snapshotId])).toEqual([
+      [key, "added", outcome.snapshotId],
+      ...base.entries.map((e) => [keyOf(e), e.status, e.snapshotId]),
+    ]);
+  });
+});

@@ -58,7 +58,9 @@ async function fromHint(store: ObjectStore, names: Set<string>): Promise<string 
     return names.has(name) ? name : undefined;
   }
   const versioned = (n: number) =>
-    [`v${n}.metadata.json`, `v${n}.gz.metadata.json`, `v${n}.metadata.json.gz`].find((name) => names.has(name));
+    [`v${n}.metadata.json`, `v${n}.gz.metadata.json`, `v${n}.metadata.json.gz`].find((name) =>
+      names.has(name),
+    );
   let version = Number(hint);
   let found = versioned(version);
   if (!found) return undefined;
