@@ -19,6 +19,7 @@ import { currentSnapshot, loadIcebergTable, parseJson, stringifyJson } from "../
 import { runInspection } from "../src/inspect/run.ts";
 import { FileStore, type WriteIfAbsentResult, type WriteSource } from "../src/store/index.ts";
 import { copyIcebergFixture } from "./support/iceberg.ts";
+import { writeIcebergTable } from "./support/iceberg-tables.ts";
 import { jobContext } from "./support/maintenance.ts";
 
 const root = mkdtempSync(join(tmpdir(), "iceberg-crunch-"));
@@ -193,6 +194,74 @@ describe("Iceberg crunch", () => {
     const after = await readTable(store, dir);
     expectSameRows(before, after);
     expect((await loadIcebergTable(store)).metadata.properties.owner).toBe("someone else");
+  });
+});
+
+/** Generated tables of small files, one per transform, columns every transform can take. */
+const COLUMNS = [
+  { name: "id", type: "long", sql: "i" },
+  { name: "grp", type: "int", sql: "i % 8" },
+  { name: "name", type: "string", sql: "'customer-' || (i % 97)" },
+  { name: "ts", type: "timestamptz", sql: "timestamptz '2026-01-01 00:00:00+00' + to_hours(i % 72)" },
+  { name: "day", type: "date", sql: "date '2025-11-01' + (i % 9)::int" },
+  { name: "amount", type: "decimal(10,2)", sql: "(i % 1000) / 100" },
+];
+const TRANSFORMS: { source: string; transform: string; dateColumn?: string }[] = [
+  { source: "grp", transform: "identity" },
+  { source: "name", transform: "identity" },
+  { source: "id", transform: "bucket[4]" },
+  { source: "name", transform: "truncate[10]" },
+  { source: "id", transform: "truncate[1000]" },
+  { source: "ts", transform: "year" },
+  { source: "ts", transform: "month" },
+  { source: "ts", transform: "day", dateColumn: "ts_day" },
+  { source: "ts", transform: "hour" },
+  { source: "day", transform: "day", dateColumn: "day_day" },
+  { source: "id", transform: "void" },
+];
+
+describe("Iceberg crunch of every partition transform", () => {
+  it.each(TRANSFORMS)("onboards and crunches a table partitioned by $transform($source)", async (part) => {
+    const dir = join(root, `t-${part.transform.replace(/\W/g, "")}-${part.source}`);
+    const rowsPerFile = 50;
+    const rows = 6_000;
+    await writeIcebergTable({
+      dir,
+      columns: COLUMNS,
+      partition: [{ source: part.source, transform: part.transform }],
+      rows,
+      files: rows / rowsPerFile,
+      commits: 3,
+    });
+    const store = new FileStore(dir);
+    const recipe = await runInspection(jobContext(root, "onboarding", payloadFor(dir)), {
+      store,
+      memoryLimitMb: 256,
+    });
+    if (part.dateColumn) expect(recipe.date_filter_column).toBe(part.dateColumn);
+
+    const before = await readTable(store, dir);
+    const result = await runCrunch(
+      "crunch",
+      jobContext(
+        root,
+        "crunch",
+        payloadFor(dir, {
+          recipe,
+          ...(part.dateColumn
+            ? { date_range: { start: "2020-01-01", end: "2030-12-31" }, backfill_col: part.dateColumn }
+            : {}),
+        }),
+      ),
+      { store, memoryLimitMb: 256 },
+    );
+    expect(result.committed_version).toBe(before.table.version + 1);
+    expect(result.rows_in).toBe(rows);
+    expect(result.rows_out).toBe(rows);
+    const after = await readTable(store, dir);
+    expectSameRows(before, after);
+    expect(after.rows).toBe(rows);
+    expect(after.paths.length).toBeLessThan(before.paths.length);
   });
 });
 
