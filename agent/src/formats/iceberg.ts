@@ -169,7 +169,7 @@ export class IcebergTable implements Table {
     const snapshots = [...this.metadata.metadata.snapshots].sort((a, b) => b.timestampMs - a.timestampMs);
     for (const s of snapshots) {
       const result = recordedResult(s.summary);
-      if (!result || result.job_type !== "crunch") continue;
+      if (result?.job_type !== "crunch") continue;
       const settings = result.settings;
       if (settings?.tuned_with && settings.reused_from_version === undefined)
         return { settings, version: Number(s.summary[SUMMARY_VERSION] ?? 0) };

@@ -44,9 +44,7 @@ const trigger = defineRoute({
   responses: {
     202: jsonResponse("Queued.", PartitionExpirationJobSchema),
     404: problemResponse("No such table."),
-    409: problemResponse(
-      "Another expiration of the table is active (the detail names it).",
-    ),
+    409: problemResponse("Another expiration of the table is active (the detail names it)."),
   },
 });
 
