@@ -29,11 +29,34 @@ export const DateRangeSchema = z
   .refine((r) => r.start <= r.end, { message: "start must not be after end", path: ["start"] });
 export type DateRange = z.infer<typeof DateRangeSchema>;
 
+/**
+ * The Iceberg REST catalog a table is committed through (Polaris, Nessie, Unity's Iceberg endpoint):
+ * with one, the agent loads the table's metadata from the catalog and commits through it instead
+ * of writing metadata files. Credentials travel only inside a job's payload.
+ */
+export const IcebergRestCatalogRefSchema = z.object({
+  type: z.literal("iceberg_rest"),
+  /** The catalog's base URL, the part before `/v1/...`. */
+  uri: z.string().url(),
+  warehouse: z.string().min(1).optional(),
+  namespace: z.array(z.string().min(1)).min(1),
+  table: z.string().min(1),
+  /** A static bearer token, or OAuth client credentials (token URL defaults to `<uri>/v1/oauth/tokens`). */
+  token: z.string().min(1).optional(),
+  client_id: z.string().min(1).optional(),
+  client_secret: z.string().min(1).optional(),
+  token_url: z.string().url().optional(),
+  scope: z.string().min(1).optional(),
+});
+export type IcebergRestCatalogRef = z.infer<typeof IcebergRestCatalogRefSchema>;
+
 const tableRef = {
   table_id: z.string().min(1),
   /** `<scheme>://<bucket>/<path>` of the table's data. */
   uri: z.string().min(1),
   format: z.enum(["delta", "iceberg", "hive"]),
+  /** Iceberg tables a REST catalog tracks: where to load and commit them. */
+  catalog: IcebergRestCatalogRefSchema.optional(),
 };
 
 /** Onboarding: inspect the table at `uri` and report its recipe. */

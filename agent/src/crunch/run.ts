@@ -73,6 +73,7 @@ export async function runCrunch(
     const format = tableFormat(payload.format);
     const formatContext = (folder: string): FormatContext => ({
       store: options.store,
+      catalog: payload.catalog,
       engine,
       scratchDir: join(ctx.scratchDir, folder),
       clock,

@@ -13,7 +13,12 @@
  *   summary, so a retry finds its own commit and files Lakesmith wrote are known by the snapshot
  *   that added them.
  */
-import { type CrunchResult, CrunchResultSchema, type CrunchSettings } from "@lakesmith/shared/jobs";
+import {
+  type CrunchResult,
+  CrunchResultSchema,
+  type CrunchSettings,
+  type IcebergRestCatalogRef,
+} from "@lakesmith/shared/jobs";
 import { partitionFolder, partitionPath } from "../crunch/partition-path.ts";
 import { WRITTEN_BY_TAG } from "../crunch/plan.ts";
 import { sqlString, type TableColumn } from "../engine/index.ts";
@@ -32,7 +37,9 @@ import {
   type IcebergValue,
   icebergRefusals,
   isPrimitive,
+  keyOfPath,
   loadIcebergTable,
+  locationMismatch,
   type ManifestEntry,
   metadataVersion,
   type NewDataFile,
@@ -42,6 +49,11 @@ import {
   resultType,
   type SnapshotFiles,
 } from "../iceberg/index.ts";
+import {
+  type CatalogTableRef,
+  commitReplaceThroughCatalog,
+  RestCatalogClient,
+} from "../iceberg/rest/index.ts";
 import { JobError } from "../registry.ts";
 import { ConflictError } from "./conflict.ts";
 import type { FormatContext, NewFile, Rewrite, Table, TableFile, TableFormat } from "./types.ts";
@@ -55,14 +67,55 @@ export const SUMMARY_SETTINGS = "lakesmith.settings";
 export const icebergFormat: TableFormat = {
   name: "iceberg",
   async load(ctx: FormatContext): Promise<Table> {
-    const metadata = await loadIcebergTable(ctx.store).catch((err: unknown) => {
+    const catalog = ctx.catalog ? catalogTable(ctx.catalog) : null;
+    const metadata = await (catalog
+      ? loadFromCatalog(ctx.store, catalog)
+      : loadIcebergTable(ctx.store)
+    ).catch((err: unknown) => {
       throw permanentError(err, ctx.store.uri);
     });
     const files =
       metadata.metadata.currentSnapshotId === null ? null : await readSnapshotFiles(ctx.store, metadata);
-    return new IcebergTable(ctx, metadata, files);
+    return new IcebergTable(ctx, metadata, files, catalog);
   },
 };
+
+/** The catalog client and table name a job's catalog reference names. */
+function catalogTable(ref: IcebergRestCatalogRef): CatalogTableRef {
+  const auth = ref.token
+    ? { token: ref.token }
+    : ref.client_id && ref.client_secret
+      ? {
+          clientId: ref.client_id,
+          clientSecret: ref.client_secret,
+          ...(ref.token_url ? { tokenUrl: ref.token_url } : {}),
+          ...(ref.scope ? { scope: ref.scope } : {}),
+        }
+      : undefined;
+  const client = new RestCatalogClient({
+    uri: ref.uri,
+    ...(ref.warehouse ? { warehouse: ref.warehouse } : {}),
+    ...(auth ? { auth } : {}),
+  });
+  return { client, namespace: ref.namespace, name: ref.table };
+}
+
+/** The table's metadata as its catalog serves it, read like a file-found table's. */
+async function loadFromCatalog(
+  store: FormatContext["store"],
+  catalog: CatalogTableRef,
+): Promise<IcebergMetadata> {
+  const loaded = await catalog.client.loadTable(catalog.namespace, catalog.name);
+  const metadataKey = loaded.metadataLocation
+    ? (keyOfPath(loaded.metadataLocation, loaded.metadata.location, store.uri) ?? loaded.metadataLocation)
+    : "";
+  return {
+    storeUri: store.uri,
+    metadataKey,
+    metadata: loaded.metadata,
+    locationMismatch: locationMismatch(loaded.metadata.location, store.uri),
+  };
+}
 
 /** One Iceberg snapshot behind the seam. */
 export class IcebergTable implements Table {
@@ -85,13 +138,15 @@ export class IcebergTable implements Table {
     private readonly ctx: FormatContext,
     readonly metadata: IcebergMetadata,
     readonly snapshot: SnapshotFiles | null,
+    /** The catalog that tracks the table; null for a table found by its folder. */
+    private readonly catalog: CatalogTableRef | null = null,
   ) {
     const meta = metadata.metadata;
     this.schema = currentSchema(metadata);
     this.spec = partitionSpecById(metadata, meta.defaultSpecId);
     this.partitionColumns = this.spec.fields.map((f) => f.name);
     this.refusals = icebergRefusals(metadata, snapshot?.entries ?? null, ctx.store.uri);
-    const version = metadataVersion(metadata);
+    const version = catalog ? catalogVersion(meta) : metadataVersion(metadata);
     if (version === null)
       this.refusals.push(
         `its metadata file ${metadata.metadataKey} is named by a catalog, not as vN.metadata.json: register the table through its catalog`,
@@ -200,7 +255,7 @@ export class IcebergTable implements Table {
       if (!entry) throw new Error(`${f.path} is not a live file of this snapshot`);
       return entry;
     });
-    const outcome = await commitReplace(this.ctx.store, this.metadata, {
+    const change = {
       base: this.snapshot,
       removed,
       added: rewrite.added.map((file) => this.newDataFile(file)),
@@ -211,7 +266,17 @@ export class IcebergTable implements Table {
         ...(rewrite.tags?.[WRITTEN_BY_TAG] ? { [SUMMARY_SETTINGS]: rewrite.tags[WRITTEN_BY_TAG] } : {}),
       },
       nowMs: this.ctx.clock.now().getTime(),
-    });
+    };
+    if (this.catalog) {
+      const outcome = await commitReplaceThroughCatalog(this.ctx.store, this.catalog, this.metadata, change);
+      if (!outcome.committed)
+        throw new ConflictError(
+          `the catalog refused the commit: ${outcome.message}; re-plan from a fresh snapshot`,
+          next,
+        );
+      return next;
+    }
+    const outcome = await commitReplace(this.ctx.store, this.metadata, change);
     if (!outcome.committed)
       throw new ConflictError(
         `another writer committed metadata version ${next} first (${outcome.reason}); re-plan from a fresh snapshot`,
@@ -277,6 +342,14 @@ export class IcebergTable implements Table {
     }
     return { minValues, maxValues };
   }
+}
+
+/**
+ * A catalog-tracked table's version: its last sequence number (v2), or its snapshot count (v1, which
+ * has none). Either grows by one with every snapshot committed.
+ */
+function catalogVersion(meta: IcebergMetadata["metadata"]): number {
+  return meta.formatVersion >= 2 ? meta.lastSequenceNumber : meta.snapshots.length;
 }
 
 /** The settings tag of every snapshot a Lakesmith crunch made, by snapshot id. */

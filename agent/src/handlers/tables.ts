@@ -59,8 +59,8 @@ export interface TableJobOptions {
 
 export function tableHandlers(config: TableHandlerConfig): JobHandler[] {
   const options = storeOptions(config);
-  /** A handler of a job on the table at its payload's `uri`: the URI the allow list checks. */
-  const onTable = <S extends z.ZodType<{ uri: string }>>(
+  /** A handler of a job on the table at its payload's `uri` (and catalog): what the allow list checks. */
+  const onTable = <S extends z.ZodType<{ uri: string; catalog?: { uri: string } | undefined }>>(
     kind: string,
     payload: S,
     run: (ctx: JobContext<z.infer<S>>, table: TableJobOptions) => Promise<Record<string, unknown>>,
@@ -69,6 +69,8 @@ export function tableHandlers(config: TableHandlerConfig): JobHandler[] {
       kind,
       payload,
       locations: (p) => [p.uri],
+      // A catalog the table is committed through is an endpoint the allow list must cover.
+      endpoints: (p) => (p.catalog ? [p.catalog.uri] : []),
       run: (ctx) =>
         run(ctx, { store: storeFor(ctx.payload.uri, options), memoryLimitMb: config.memory_limit_mb }),
     });

@@ -8,6 +8,7 @@
  *    a new random snapshot id and (v2) sequence number last + 1.
  * 2. Write the new manifests (`commit-manifests.ts`) and the manifest list
  *    `metadata/snap-<id>-1-<uuid>.avro`, every location recorded under the table's `location`.
+ *    Steps 1 and 2 are `prepareSnapshot`, which a commit through a catalog shares (`rest/replace.ts`).
  * 3. Write `metadata/v<N+1>.metadata.json`, the current metadata plus the snapshot, with
  *    `writeIfAbsent`: that write is the commit. Losing it returns `{ committed: false }` and leaves
  *    the files of step 2 unreferenced; the caller reloads, checks its files are still live, retries.
@@ -88,6 +89,46 @@ export async function commitReplace(
   change: ReplaceCommit,
 ): Promise<CommitOutcome> {
   const version = writableVersion(table);
+  const prepared = await prepareSnapshot(store, table, change);
+  const metadataKey = `${METADATA_DIR}v${version + 1}.metadata.json`;
+  const result = await store.writeIfAbsent(metadataKey, stringifyJson(prepared.metadata, 2));
+  if (!result.written) return { committed: false, reason: result.reason };
+  try {
+    await store.write(VERSION_HINT_KEY, String(version + 1));
+  } catch {
+    // The commit stands: v<N+1> exists. A reader that trusts the stale hint sees version N until
+    // the next writer updates it (Iceberg's own reader walks forward from the hint).
+  }
+  return {
+    committed: true,
+    metadataKey,
+    version: version + 1,
+    snapshotId: prepared.snapshotId,
+    sequenceNumber: prepared.sequenceNumber,
+  };
+}
+
+/** A snapshot written (manifests and manifest list) but not yet committed. */
+export interface PreparedSnapshot {
+  snapshotId: bigint;
+  sequenceNumber: number;
+  /** The snapshot as the metadata JSON (and a catalog's `add-snapshot`) spell it. */
+  snapshot: Record<string, unknown>;
+  /** The table's next metadata JSON: the current one with the snapshot appended and made current. */
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * Steps 1 and 2 of a commit: plans the snapshot and writes its manifests and manifest list, for a
+ * commit by file (`commitReplace`) or through a catalog (`rest-commit.ts`). The files written are
+ * unreferenced until the commit: nothing else changes.
+ */
+export async function prepareSnapshot(
+  store: ObjectStore,
+  table: IcebergTable,
+  change: ReplaceCommit,
+): Promise<PreparedSnapshot> {
+  writableTable(table);
   const removed = removedEntries(table, change);
   const uuid = randomUUID();
   const to = newSnapshot(table, uuid);
@@ -110,24 +151,14 @@ export async function commitReplace(
     previous: to.uriOf(table.metadataKey),
     summary: snapshotSummary(change, removed),
   });
-
   for (const w of written) await store.write(w.key, w.bytes);
   await store.write(listKey, list);
-  const metadataKey = `${METADATA_DIR}v${version + 1}.metadata.json`;
-  const result = await store.writeIfAbsent(metadataKey, stringifyJson(metadata, 2));
-  if (!result.written) return { committed: false, reason: result.reason };
-  try {
-    await store.write(VERSION_HINT_KEY, String(version + 1));
-  } catch {
-    // The commit stands: v<N+1> exists. A reader that trusts the stale hint sees version N until
-    // the next writer updates it (Iceberg's own reader walks forward from the hint).
-  }
+  const snapshots = metadata.snapshots as Record<string, unknown>[];
   return {
-    committed: true,
-    metadataKey,
-    version: version + 1,
     snapshotId: to.snapshotId,
     sequenceNumber: to.sequenceNumber,
+    snapshot: snapshots[snapshots.length - 1] as Record<string, unknown>,
+    metadata,
   };
 }
 
@@ -179,8 +210,8 @@ async function snapshotManifests(
   return { written, listed };
 }
 
-/** The current metadata's version N, or why the agent must not commit to the table. */
-function writableVersion(table: IcebergTable): number {
+/** Why the agent must not write the table's files: a format version it does not write, a location elsewhere. */
+function writableTable(table: IcebergTable): void {
   const where = `${table.storeUri}${table.metadataKey}`;
   if (table.metadata.formatVersion > MAX_FORMAT_VERSION)
     throw new IcebergError(
@@ -192,6 +223,12 @@ function writableVersion(table: IcebergTable): number {
       "unsupported",
       `the table records its location as ${table.locationMismatch.recorded} but is read from ${table.locationMismatch.store}; new files would be recorded where they are not`,
     );
+}
+
+/** The current metadata's version N, or why the agent must not commit to the table by file. */
+function writableVersion(table: IcebergTable): number {
+  writableTable(table);
+  const where = `${table.storeUri}${table.metadataKey}`;
   const version = metadataVersion(table);
   if (version === null)
     throw new IcebergError(

@@ -45,6 +45,7 @@ export async function runInspection(
     ctx.progress({ phase: "reading the metadata" });
     const table = await format.load({
       store: options.store,
+      catalog: ctx.payload.catalog,
       engine,
       scratchDir: join(ctx.scratchDir, "table"),
       clock: systemClock,

@@ -26,3 +26,4 @@ export {
 } from "./client.ts";
 export type { CommitResult, SnapshotJson, TableCommit, TableRequirement, TableUpdate } from "./commit.ts";
 export { RestCatalogError, type RestCatalogErrorReason } from "./errors.ts";
+export { type CatalogCommitOutcome, type CatalogTableRef, commitReplaceThroughCatalog } from "./replace.ts";
