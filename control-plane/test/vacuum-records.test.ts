@@ -141,6 +141,30 @@ describe("a vacuum's records", () => {
     expect(job.result.files).toEqual([]);
   });
 
+  it("of an Iceberg vacuum are expired-snapshot and orphan records, counted apart in the job view", async () => {
+    const t = await activeTable(plane, `records.ice${++seq}`, { format: "iceberg" });
+    const expiredFile = {
+      path: "data/a.parquet",
+      size: 900,
+      reason: "expired_snapshot" as const,
+      removed_at: 1,
+    };
+    const { jobId, records } = await vacuumed(plane, t.id, [expiredFile, orphan("data/stray.parquet")], {
+      trigger: { mode: "full" },
+      result: { mode: "full", expired_snapshots: ["4468019210336628573"] },
+    });
+    expect(records.map((r) => [r.path, r.reason, r.action_type, r.vacuum_mode]).sort()).toEqual([
+      ["data/a.parquet", "expired_snapshot", "vacuum", "full"],
+      ["data/stray.parquet", "orphan", "vacuum", "full"],
+    ]);
+    expect((await vacuumView(t.id, jobId)).summary).toMatchObject({
+      files_count: 2,
+      expired_snapshot_files: 1,
+      orphans: 1,
+      tombstones: 0,
+    });
+  });
+
   it("are not made by a dry run, whose result keeps its files", async () => {
     const t = await table();
     const files = [tombstone("dry.parquet")];

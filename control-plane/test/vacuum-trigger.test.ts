@@ -81,16 +81,16 @@ describe("the table", () => {
     expect((await res.json()).detail).toContain("tbl_missing");
   });
 
-  it("refuses an Iceberg table with 409: Iceberg vacuum is not available in the agent yet", async () => {
+  it("queues a vacuum of an Iceberg table (snapshot expiry and orphans)", async () => {
     const res = await trigger((await table({ format: "iceberg" })).id);
-    expect(res.status).toBe(409);
-    expect((await res.json()).detail).toMatch(/Iceberg vacuum .* not available in the agent yet/);
+    expect(res.status).toBe(202);
+    expect((await res.json()).status).toBe("queued");
   });
 
   it("refuses a Hive table with 409", async () => {
     const res = await trigger((await table({ format: "hive" })).id);
     expect(res.status).toBe(409);
-    expect((await res.json()).detail).toContain("vacuum works on Delta tables");
+    expect((await res.json()).detail).toContain("vacuum works on Delta and Iceberg tables");
   });
 
   it("takes a Delta table whose onboarding has not finished: vacuum needs no recipe", async () => {

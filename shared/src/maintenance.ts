@@ -2,8 +2,9 @@
  * Payloads and results of the jobs that delete data (document 1, "Vacuum", "Partition expiration",
  * "Pending deletions"). Nothing is ever deleted in one step:
  *
- * 1. `vacuum` lists files no snapshot needs any more (tombstones older than the retention; in full
- *    mode also orphans: never referenced by the log and older than three days) and reports them.
+ * 1. `vacuum` lists files no snapshot needs any more (Delta: tombstones older than the retention;
+ *    Iceberg: files only expired snapshots referenced, after it has committed their expiry; in full
+ *    mode also orphans: referenced by no log or metadata and older than three days) and reports them.
  *    `partition_expiration` commits `remove` actions for the files of expired date partitions and
  *    reports them. The control plane turns every reported file into a PENDING_DELETE record.
  * 2. `recover` puts the files of PENDING_DELETE records of an expired partition back into the table
@@ -30,6 +31,8 @@ export type VacuumMode = (typeof VACUUM_MODES)[number];
 
 /** Delta's default `delta.deletedFileRetentionDuration`: 7 days. */
 export const DEFAULT_DELETED_FILE_RETENTION_HOURS = 168;
+/** Iceberg's default `history.expire.max-snapshot-age-ms`: 5 days. */
+export const DEFAULT_SNAPSHOT_RETENTION_HOURS = 120;
 /** Full-mode vacuum never proposes an orphan younger than this (an in-flight write looks like one). */
 export const ORPHAN_MIN_AGE_HOURS = 72;
 /** Default retention of partition expiration (the platform's default policy value). */
@@ -51,9 +54,11 @@ export const VacuumPayloadSchema = z.object({
   ...tableRef,
   mode: z.enum(VACUUM_MODES).default("lite"),
   /**
-   * Tombstones younger than this are kept. Absent: the table's `delta.deletedFileRetentionDuration`
-   * (7 days by default). A value below the table's own retention was asked for explicitly; the
-   * result records it (`retention_shortened`).
+   * Tombstones (Delta) or snapshots (Iceberg) younger than this are kept. Absent: the table's
+   * `delta.deletedFileRetentionDuration` (7 days by default), or Iceberg's
+   * `history.expire.max-snapshot-age-ms` (5 days by default; a branch's own `max-snapshot-age-ms`
+   * still wins). A value below the table's own retention was asked for explicitly; the result
+   * records it (`retention_shortened`).
    */
   retention_hours: z.number().nonnegative().optional(),
   dry_run: z.boolean().default(false),
@@ -65,8 +70,13 @@ export type VacuumPayload = z.infer<typeof VacuumPayloadSchema>;
 export const VacuumFileSchema = z.object({
   path: z.string(),
   size: z.number().nonnegative(),
-  reason: z.enum(["tombstone", "orphan"]),
-  /** Tombstones: when the file was removed from the table (the remove's `deletionTimestamp`, ms). */
+  /** `expired_snapshot`: an Iceberg file that only snapshots this vacuum expired referenced. */
+  reason: z.enum(["tombstone", "orphan", "expired_snapshot"]),
+  /**
+   * Tombstones: when the file was removed from the table (the remove's `deletionTimestamp`, ms).
+   * Expired snapshots: the time of the newest expired snapshot that referenced the file (it left
+   * the table after that).
+   */
   removed_at: z.number().nullable().optional(),
   /** Orphans: the object's last-modified time (ms). */
   modified_at: z.number().nullable().optional(),
@@ -76,7 +86,7 @@ export type VacuumFile = z.infer<typeof VacuumFileSchema>;
 export const VacuumResultSchema = z.object({
   mode: z.enum(VACUUM_MODES),
   dry_run: z.boolean(),
-  /** The snapshot the plan was made against. */
+  /** The snapshot (Delta) or metadata version (Iceberg `vN.metadata.json`) the plan was made against. */
   table_version: z.number().int().nonnegative(),
   /** The retention applied, and the table's own. */
   retention_hours: z.number().nonnegative(),
@@ -90,6 +100,12 @@ export const VacuumResultSchema = z.object({
   /** What the plan looked at and kept, with counts: tombstones within retention, young orphans, ... */
   kept: z.record(z.string(), z.number().int().nonnegative()),
   objects_listed: z.number().int().nonnegative(),
+  /** Iceberg: the snapshots the vacuum expired (or would, on a dry run), ids as decimal strings. */
+  expired_snapshots: z.array(z.string()).optional(),
+  /** Iceberg: the branches and tags dropped with them (older than their `max-ref-age-ms`). */
+  expired_refs: z.array(z.string()).optional(),
+  /** Iceberg: the metadata version that committed the expiry; null on dry runs and when nothing expired. */
+  committed_version: z.number().int().nonnegative().nullable().optional(),
   duration_ms: z.number().nonnegative(),
 });
 export type VacuumResult = z.infer<typeof VacuumResultSchema>;
@@ -196,13 +212,16 @@ export type HardDeletePayload = z.infer<typeof HardDeletePayloadSchema>;
 export const HARD_DELETE_OUTCOMES = ["deleted", "absent", "retained", "failed"] as const;
 
 export const HardDeleteResultSchema = z.object({
-  /** The snapshot each file was checked against. */
+  /** The snapshot (Delta) or metadata version (Iceberg) each file was checked against. */
   table_version: z.number().int().nonnegative(),
   files: z.array(
     z.object({
       deletion_id: z.string(),
       path: z.string(),
-      /** deleted; absent (already gone); retained (referenced by the current snapshot, kept); failed. */
+      /**
+       * deleted; absent (already gone); retained (referenced by the current snapshot, or for
+       * Iceberg by any snapshot the metadata still holds: kept); failed.
+       */
       outcome: z.enum(HARD_DELETE_OUTCOMES),
       detail: z.string().nullable(),
     }),

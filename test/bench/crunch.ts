@@ -17,25 +17,30 @@
  *
  * BENCH_SCALE (comma-separated, default 1) multiplies the events table's files per day: `1,4,8` runs
  * the three sizes in turn, each with a fresh agent. BENCH_TABLES (comma-separated, default
- * `events,covid`) picks the tables; the COVID fixture runs at the first scale only. Both are
+ * `events,covid,iceberg`) picks the tables; the COVID fixture runs at the first scale only. All are
  * registered with `parquet_v2: true`, as a user whose readers all accept Parquet v2 pages (Spark 3,
  * Trino, DuckDB) would register them; crunch still keeps v2 only where its sample measures better.
  * BENCH_PARQUET_V2=0 registers them with the default (v1 only).
  *
  * Tables: an events table of BENCH_DAYS x BENCH_FILES_PER_DAY small snappy files (default 8 x 50 =
  * 400 files at 1x, BENCH_ROWS_PER_FILE rows each, default 40,000: about 300 MB of timestamps,
- * low-cardinality strings, ids and decimals), and the COVID-19_NYT fixture. Targets (issues 5 and
- * 17): wall ratio >= 0.8 and CPU ratio <= 1.25 at every scale; crunch DRR >= plain DRR + 10 points;
+ * low-cardinality strings, ids and decimals), the COVID-19_NYT fixture, and an Iceberg table of the same
+ * shape: as many files (snappy, partitioned by day(event_ts), appended in 8 snapshots) and rows as
+ * the events table at each scale, written by the test support's Iceberg writer. Targets (issues 5,
+ * 17 and 18): wall ratio >= 0.8 and CPU ratio <= 1.25 at every scale; crunch DRR >= plain DRR + 10 points;
  * agent peak RSS < 800 MB. The bench removes its folder and stops its agents and server when done,
  * then exits.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadSnapshot } from "../../agent/src/delta/index.ts";
 import { Engine, sqlList, sqlString } from "../../agent/src/engine/index.ts";
+import { loadIcebergTable, readSnapshotFiles } from "../../agent/src/iceberg/index.ts";
 import { FileStore } from "../../agent/src/store/index.ts";
 import { DELTA_FIXTURES } from "../../agent/test/support/fixtures.ts";
+import { copyIcebergTable } from "../../agent/test/support/iceberg.ts";
+import { writeIcebergTable } from "../../agent/test/support/iceberg-tables.ts";
 import { startNodeServer } from "../../control-plane/src/adapter/node-server.ts";
 import { spawnAgent } from "../support/agents.ts";
 import { writeEventsTable } from "../support/delta-tables.ts";
@@ -54,7 +59,7 @@ const ROWS_PER_FILE = Number(process.env.BENCH_ROWS_PER_FILE ?? 40_000);
 const MEMORY_LIMIT_MB = Number(process.env.BENCH_MEMORY_LIMIT_MB ?? 768);
 const PARQUET_V2 = process.env.BENCH_PARQUET_V2 !== "0";
 const REPEAT = Math.max(1, Number(process.env.BENCH_REPEAT ?? 5));
-const TABLES = new Set((process.env.BENCH_TABLES ?? "events,covid").split(",").map((t) => t.trim()));
+const TABLES = new Set((process.env.BENCH_TABLES ?? "events,covid,iceberg").split(",").map((t) => t.trim()));
 const FIXTURE = join(DELTA_FIXTURES, "COVID-19_NYT");
 const ADMIN_KEY = `lsk_${"b".repeat(40)}`;
 const MB = 1024 * 1024;
@@ -110,7 +115,7 @@ async function main() {
   let agentCount = 0;
   try {
     for (const scale of SCALES) {
-      const tables: [string, string][] = [];
+      const tables: [string, string, "delta" | "iceberg"][] = [];
       if (TABLES.has("events")) {
         const events = join(dir, `events-${scale}x`);
         const filesPerDay = FILES_PER_DAY * scale;
@@ -123,16 +128,33 @@ async function main() {
           rowsPerFile: ROWS_PER_FILE,
         });
         process.stdout.write(`${(generated.bytes / MB).toFixed(0)} MB\n`);
-        tables.push([`events ${scale}x`, events]);
+        tables.push([`events ${scale}x`, events, "delta"]);
       }
       // The fixture has one size: it runs at the first scale only.
       if (TABLES.has("covid") && scale === SCALES[0]) {
         const covid = join(dir, "covid");
         cpSync(FIXTURE, covid, { recursive: true });
-        tables.push(["COVID-19_NYT", covid]);
+        tables.push(["COVID-19_NYT", covid, "delta"]);
+      }
+      if (TABLES.has("iceberg")) {
+        const iceberg = join(dir, `iceberg-${scale}x`);
+        const files = DAYS * FILES_PER_DAY * scale;
+        process.stdout.write(
+          `generating an Iceberg table of ${files} files of ${ROWS_PER_FILE} rows (${scale}x)... `,
+        );
+        await writeIcebergTable({
+          dir: iceberg,
+          columns: icebergEventColumns(files * ROWS_PER_FILE),
+          partition: [{ source: "event_ts", transform: "day" }],
+          rows: files * ROWS_PER_FILE,
+          files,
+          commits: DAYS,
+        });
+        process.stdout.write(`${(folderBytes(join(iceberg, "data")) / MB).toFixed(0)} MB\n`);
+        tables.push([`iceberg ${scale}x`, iceberg, "iceberg"]);
       }
 
-      for (const [name, source] of tables) {
+      for (const [name, source, format] of tables) {
         // One agent per table and scale, so its peak memory is that crunch's.
         const { token } = (await api("POST", "/api/v1/agents", { name: `bench-${agentCount++}` })).body;
         const agent = spawnAgent({
@@ -150,13 +172,15 @@ async function main() {
           await agent.waitForLog((l) => l.msg === "session established", 30_000);
           for (let round = 0; round < REPEAT; round++) {
             const path = `${source}-round-${round}`;
-            cpSync(source, path, { recursive: true });
-            const plain = await plainRewrite(path, join(dir, `plain-${agentCount}-${round}`));
+            // An Iceberg copy records its new location, as a table at home in its folder does.
+            if (format === "iceberg") await copyIcebergTable(source, path);
+            else cpSync(source, path, { recursive: true });
+            const plain = await plainRewrite(path, format, join(dir, `plain-${agentCount}-${round}`));
             const table = (
               await api("POST", "/api/v1/tables", {
                 name: `bench.t${agentCount}_${round}`,
                 uri: `file://${path}`,
-                format: "delta",
+                format,
                 parquet_v2: PARQUET_V2,
               })
             ).body;
@@ -275,13 +299,13 @@ function summarizeRounds(table: string, rounds: Round[], peakRssMb: number): Row
   };
 }
 
-/** The plain rewrite of the table's active files: one COPY, zstd, DuckDB's defaults otherwise. */
-async function plainRewrite(path: string, out: string) {
+/** The plain rewrite of the table's live files: one COPY, zstd, DuckDB's defaults otherwise. */
+async function plainRewrite(path: string, format: "delta" | "iceberg", out: string) {
   const engine = await Engine.open({ memoryLimitMb: MEMORY_LIMIT_MB, tempDir: join(out, ".spill") });
   try {
-    const snapshot = await loadSnapshot(new FileStore(path), engine, { scratchDir: join(out, ".log") });
-    const files = snapshot.files.map((f) => join(path, f.path));
-    const inputBytes = snapshot.files.reduce((n, f) => n + f.size, 0);
+    const live = await liveFiles(path, format, engine, out);
+    const files = live.map((f) => join(path, f.key));
+    const inputBytes = live.reduce((n, f) => n + f.size, 0);
     const target = join(out, "out.parquet");
     const cpu = process.cpuUsage();
     const started = performance.now();
@@ -295,6 +319,52 @@ async function plainRewrite(path: string, out: string) {
   } finally {
     engine.close();
   }
+}
+
+/** The table's live data files (store keys) and their sizes. */
+async function liveFiles(path: string, format: "delta" | "iceberg", engine: Engine, out: string) {
+  const store = new FileStore(path);
+  if (format === "delta") {
+    const snapshot = await loadSnapshot(store, engine, { scratchDir: join(out, ".log") });
+    return snapshot.files.map((f) => ({ key: f.path, size: f.size }));
+  }
+  const { entries } = await readSnapshotFiles(store, await loadIcebergTable(store));
+  return entries.flatMap((e) => (e.key ? [{ key: e.key, size: e.fileSizeInBytes }] : []));
+}
+
+/** The columns of the Iceberg benchmark table, `rows` spread evenly over `DAYS` days: the events table's kinds of values. */
+const icebergEventColumns = (rows: number) => [
+  { name: "event_id", type: "long", sql: "i" },
+  {
+    name: "event_ts",
+    type: "timestamptz",
+    sql: `timestamptz '2026-01-01 00:00:00+00' + to_microseconds((i * ${Math.floor((DAYS * 86_400_000_000) / rows)})::bigint)`,
+  },
+  { name: "customer_id", type: "long", sql: "(hash(i, 2) % 50000)::bigint" },
+  {
+    name: "country",
+    type: "string",
+    sql: "['US','DE','FR','GB','JP','BR','IN','CA'][1 + (hash(i, 3) % 8)::int]",
+  },
+  {
+    name: "status",
+    type: "string",
+    sql: "['placed','paid','shipped','delivered','returned'][1 + (hash(i, 4) % 5)::int]",
+  },
+  { name: "sku", type: "string", sql: "'SKU-' || lpad((hash(i, 5) % 2000)::varchar, 5, '0')" },
+  { name: "quantity", type: "int", sql: "(1 + hash(i, 6) % 4)::int" },
+  {
+    name: "amount",
+    type: "decimal(12,2)",
+    sql: "((1 + hash(i, 6) % 4) * (5 + (hash(i, 5) % 2000 * 37) % 200) * 0.99)::decimal(12,2)",
+  },
+];
+
+function folderBytes(folder: string): number {
+  let bytes = 0;
+  for (const entry of readdirSync(folder, { withFileTypes: true, recursive: true }))
+    if (entry.isFile()) bytes += statSync(join(entry.parentPath, entry.name)).size;
+  return bytes;
 }
 
 /** CPU time a process has used so far, all its threads (Linux `/proc/<pid>/stat` utime + stime), in seconds. */

@@ -33,6 +33,7 @@ export {
 export { duckdbColumns, duckdbType } from "./columns.ts";
 export * from "./commit.ts";
 export { IcebergError, type IcebergErrorCode } from "./errors.ts";
+export * from "./expire.ts";
 export { decimalString, humanValue, javaFloatString } from "./human.ts";
 export { parseJson, stringifyJson } from "./json.ts";
 export { findMetadataKey, METADATA_DIR, VERSION_HINT_KEY } from "./locate.ts";

@@ -1,6 +1,7 @@
 /**
  * The hard delete job: physically delete the files of expired pending deletions, never one the
- * table references. The order keeps the window between "checked" and "deleted" as small as it can be:
+ * table references (Iceberg tables: `iceberg-hard-delete.ts`). The order keeps the window between
+ * "checked" and "deleted" as small as it can be:
  *
  * 1. Refuse, per file, what is never deleted: paths inside `_delta_log/`, outside the table root, or
  *    not a valid key (`failed`, with the reason).
@@ -23,6 +24,7 @@ import type {
 import { type Action, readCommit, type Snapshot } from "../delta/index.ts";
 import type { JobContext } from "../registry.ts";
 import { type ObjectStore, StoreError } from "../store/index.ts";
+import { runIcebergHardDelete } from "./iceberg-hard-delete.ts";
 import {
   headAll,
   isLogKey,
@@ -46,6 +48,7 @@ export async function runHardDelete(
   const started = Date.now();
   const { payload, log, signal } = ctx;
   const store = options.store;
+  if (payload.format === "iceberg") return runIcebergHardDelete(ctx, options, DELETE_BATCH);
   requireDelta(payload.format, "hard delete");
 
   const outcomes = new Map<string, Outcome>();

@@ -1,7 +1,8 @@
 /**
- * The vacuum job on a Delta table: a plan of files no snapshot needs any more. It only reads: the
- * control plane turns every proposed file into a pending deletion, and `hard_delete` deletes it
- * later, after re-checking it. A dry run computes exactly the same plan and is only labelled so.
+ * The vacuum job on a Delta table: a plan of files no snapshot needs any more (Iceberg tables:
+ * `iceberg-vacuum.ts`). It only reads: the control plane turns every proposed file into a pending
+ * deletion, and `hard_delete` deletes it later, after re-checking it. A dry run computes exactly
+ * the same plan and is only labelled so.
  *
  * 1. Load the snapshot; refuse a table the agent may not write (deletion vectors, unknown features).
  * 2. Retention: the payload's `retention_hours`, else the table's `delta.deletedFileRetentionDuration`
@@ -28,6 +29,7 @@ import {
 import type { RemoveFile, Snapshot } from "../delta/index.ts";
 import type { JobContext } from "../registry.ts";
 import type { ObjectStore } from "../store/index.ts";
+import { runIcebergVacuum } from "./iceberg-vacuum.ts";
 import {
   comparePaths,
   HOUR_MS,
@@ -64,6 +66,7 @@ export async function runVacuum(
 ): Promise<VacuumResult> {
   const started = Date.now();
   const { payload, log } = ctx;
+  if (payload.format === "iceberg") return runIcebergVacuum(ctx, options);
   requireDelta(payload.format, "vacuum");
   return withEngine(ctx.scratchDir, options.memoryLimitMb, async (engine) => {
     ctx.progress({ phase: "loading" });

@@ -33,7 +33,11 @@ export const ICEBERG_FIXTURES = join(DELTA_FIXTURES, "../iceberg");
  * const table = await loadIcebergTable(new FileStore(dir)); // table.locationMismatch === null
  */
 export async function copyIcebergFixture(name: string, dir: string, at?: string): Promise<string> {
-  const source = join(ICEBERG_FIXTURES, name);
+  return copyIcebergTable(join(ICEBERG_FIXTURES, name), dir, at);
+}
+
+/** `copyIcebergFixture` for any Iceberg table folder `source`. */
+export async function copyIcebergTable(source: string, dir: string, at?: string): Promise<string> {
   await cp(source, dir, { recursive: true });
   await makeWritable(dir);
   const location = (at ?? pathToFileURL(dir).href).replace(/\/$/, "");

@@ -395,7 +395,7 @@ export type PendingDeletionStatus = (typeof PENDING_DELETION_STATUSES)[number];
 export const LIVE_DELETION_STATUSES = ["PENDING_DELETE", "RECOVERING", "DELETING"] as const;
 export const DELETION_ACTION_TYPES = ["vacuum", "partition_expiration"] as const;
 export type DeletionActionType = (typeof DELETION_ACTION_TYPES)[number];
-export const DELETION_REASONS = ["tombstone", "orphan", "expired_partition"] as const;
+export const DELETION_REASONS = ["tombstone", "orphan", "expired_partition", "expired_snapshot"] as const;
 export type DeletionReason = (typeof DELETION_REASONS)[number];
 export const DELETION_VACUUM_MODES = ["lite", "full"] as const satisfies readonly VacuumMode[];
 

@@ -70,7 +70,11 @@ class DeletionRecorder {
         where k.table_id = j.table_id and k.path = json_extract(f.value, '$.path')
           and k.status = 'RECOVERED' and k.action_type = 'vacuum')`,
     });
-    const byReason = { tombstone: 0, orphan: 0 };
+    const byReason: Record<VacuumResult["files"][number]["reason"], number> = {
+      tombstone: 0,
+      orphan: 0,
+      expired_snapshot: 0,
+    };
     for (const file of result.files) byReason[file.reason]++;
     return [
       insert,

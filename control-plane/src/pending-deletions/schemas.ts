@@ -30,14 +30,18 @@ export const PendingDeletionSchema = z
     source_job_id: z
       .string()
       .openapi({ description: "The vacuum or partition_expiration job that proposed the file." }),
-    action_type: z.enum(DELETION_ACTION_TYPES),
-    vacuum_mode: z
-      .enum(DELETION_VACUUM_MODES)
-      .nullable()
-      .openapi({ description: "Null for partition expiration." }),
+    action_type: z.enum(DELETION_ACTION_TYPES).openapi({
+      description:
+        "vacuum: proposed by a vacuum (on an Iceberg table: its snapshot expiry and orphan cleanup); partition_expiration: removed by a partition expiration (Delta).",
+    }),
+    vacuum_mode: z.enum(DELETION_VACUUM_MODES).nullable().openapi({
+      description:
+        "The vacuum's mode; null for partition expiration. lite: tombstones (Delta) or expired snapshots' files (Iceberg) only; full: orphans too, from a listing of the table's folder.",
+    }),
     reason: z.enum(DELETION_REASONS).openapi({
       description:
-        "tombstone: removed from the table longer ago than the retention; orphan: never referenced by the table's log; expired_partition: removed by a partition expiration.",
+        "tombstone: removed from a Delta table longer ago than the retention; orphan: referenced by no metadata of the table (Delta log, or any Iceberg snapshot, manifest or metadata file) and older than 72 hours; " +
+        "expired_partition: removed by a partition expiration; expired_snapshot: referenced only by Iceberg snapshots that the vacuum expired (the snapshots are gone from the table's metadata; recovering the record keeps the file, it does not bring the snapshot back).",
     }),
     path: z
       .string()

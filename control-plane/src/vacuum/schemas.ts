@@ -22,7 +22,8 @@ export const VacuumTriggerSchema = z
       .optional()
       .openapi({
         description:
-          "Tombstones younger than this are kept. Absent: the table's own `delta.deletedFileRetentionDuration` (7 days by default). " +
+          "Delta: tombstones younger than this are kept; absent, the table's own `delta.deletedFileRetentionDuration` (7 days by default). " +
+          "Iceberg: snapshots younger than this are kept (and each branch's `min-snapshots-to-keep`, never a branch or tag head); absent, the table's `history.expire.max-snapshot-age-ms` (5 days by default). " +
           "A value below the table's retention is honoured because it was asked for explicitly, and the job's result records it (`retention_shortened`).",
         example: 168,
       }),
@@ -31,8 +32,8 @@ export const VacuumTriggerSchema = z
       .default("lite")
       .openapi({
         description:
-          "lite (default): tombstones only, the files the table's log removed longer ago than the retention. " +
-          "full: also orphans, files under the table's root that no log entry ever referenced, older than 72 hours.",
+          "lite (default): Delta: tombstones only, the files the table's log removed longer ago than the retention; Iceberg: snapshot expiry and the files only expired snapshots referenced. " +
+          "full: also orphans, files under the table's root that no log entry (Delta) or metadata (Iceberg) references, older than 72 hours.",
       }),
     dry_run: z.boolean().default(false).openapi({
       description:
@@ -50,8 +51,14 @@ const VacuumSummarySchema = z
   .object({
     files_count: z.number().int().openapi({ description: "Files the plan proposed for deletion." }),
     bytes: z.number(),
-    tombstones: z.number().int(),
+    tombstones: z
+      .number()
+      .int()
+      .openapi({ description: "Delta: files removed longer ago than the retention." }),
     orphans: z.number().int(),
+    expired_snapshot_files: z.number().int().openapi({
+      description: "Iceberg: files only the snapshots this vacuum expired referenced.",
+    }),
     table_version: z.number().int().openapi({ description: "The snapshot the plan was made against." }),
     retention_hours: z.number().openapi({ description: "The retention applied." }),
     table_retention_hours: z.number().openapi({ description: "The table's own retention." }),

@@ -31,13 +31,17 @@ export function vacuumJobView(job: Job): VacuumJobWire {
 }
 
 function summaryOf(r: VacuumResult, stored: Record<string, unknown>): NonNullable<VacuumJobWire["summary"]> {
-  const kept = stored.files_by_reason as { tombstone?: number; orphan?: number } | undefined;
+  const kept = stored.files_by_reason as
+    | { tombstone?: number; orphan?: number; expired_snapshot?: number }
+    | undefined;
   const recorded = stored.pending_deletions_recorded;
   return {
     files_count: r.files_count,
     bytes: r.bytes,
     tombstones: kept?.tombstone ?? r.files.filter((f) => f.reason === "tombstone").length,
     orphans: kept?.orphan ?? r.files.filter((f) => f.reason === "orphan").length,
+    expired_snapshot_files:
+      kept?.expired_snapshot ?? r.files.filter((f) => f.reason === "expired_snapshot").length,
     table_version: r.table_version,
     retention_hours: r.retention_hours,
     table_retention_hours: r.table_retention_hours,
