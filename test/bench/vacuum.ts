@@ -9,6 +9,12 @@
  * file. The log is a first commit of every add, removes spread over 20 commits, a classic checkpoint
  * after them, and a few JSON commits past the checkpoint. Data files are zero-filled placeholders:
  * both plans only list the store and read the log. BENCH_DIR keeps (and reuses) the table.
+ *
+ * Then the Iceberg vacuum's plan (dry run, full mode: snapshot expiry and orphans) on an Iceberg
+ * table whose snapshots hold BENCH_ICEBERG_ENTRIES manifest entries in all (default 100,000): a
+ * first append of half of them, then replace commits, each removing a slice of the live files and
+ * adding new ones, a day apart, so that the older snapshots expire under the 5-day default and
+ * their files are proposed. Data files are placeholders here too.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
@@ -17,13 +23,24 @@ import { PartitionExpirationPayloadSchema, VacuumPayloadSchema } from "@lakesmit
 import { pino } from "pino";
 import { commitKey, loadSnapshot, writeCheckpoint } from "../../agent/src/delta/index.ts";
 import { Engine } from "../../agent/src/engine/index.ts";
+import {
+  commitReplace,
+  loadIcebergTable,
+  type NewDataFile,
+  parseJson,
+  readSnapshotFiles,
+  stringifyJson,
+} from "../../agent/src/iceberg/index.ts";
 import { runPartitionExpiration } from "../../agent/src/maintenance/expire.ts";
 import { runVacuum } from "../../agent/src/maintenance/vacuum.ts";
 import type { JobContext } from "../../agent/src/registry.ts";
 import { FileStore } from "../../agent/src/store/index.ts";
+import { writeIcebergTable } from "../../agent/test/support/iceberg-tables.ts";
 import { benchFolder, exitOnInterrupt } from "./lifecycle.ts";
 
 const FILES = Number(process.env.BENCH_FILES ?? 100_000);
+const ICEBERG_ENTRIES = Number(process.env.BENCH_ICEBERG_ENTRIES ?? 100_000);
+const ICEBERG_COMMITS = 10;
 const DAYS = 365;
 const FIRST_DAY = Date.parse("2025-01-01T00:00:00Z");
 const DAY = 86_400_000;
@@ -57,6 +74,15 @@ async function main() {
       );
     }
     const rows = ["vacuum", "expire"].map((p) => child(p, path));
+    const iceberg = `${path}-iceberg`;
+    if (!existsSync(join(iceberg, "metadata"))) {
+      const t0 = performance.now();
+      const entries = await buildIcebergTable(iceberg);
+      console.log(
+        `built an Iceberg table of ${entries.toLocaleString("en")} manifest entries in ${((performance.now() - t0) / 1000).toFixed(1)} s at ${iceberg}`,
+      );
+    }
+    rows.push(child("iceberg", iceberg));
     console.log("\nplan                          seconds   peak RSS   result");
     for (const r of rows)
       console.log(
@@ -95,12 +121,18 @@ async function measure(plan: string, path: string): Promise<void> {
     progress: () => {},
     log: pino({ level: "silent" }),
   });
-  const table = { table_id: "bench", uri: store.uri, format: "delta" };
+  const table = { table_id: "bench", uri: store.uri, format: plan === "iceberg" ? "iceberg" : "delta" };
   const t0 = performance.now();
   let summary: string;
   let seconds: number;
   try {
-    if (plan === "vacuum") {
+    if (plan === "iceberg") {
+      const result = await runVacuum(
+        ctx("vacuum", VacuumPayloadSchema.parse({ ...table, mode: "full", dry_run: true })),
+        { store, memoryLimitMb: 256 },
+      );
+      summary = `${result.expired_snapshots?.length ?? 0} snapshots expire, ${result.files_count} proposed (${count(result.files, "expired_snapshot")} of expired snapshots, ${count(result.files, "orphan")} orphans), ${result.objects_listed} listed`;
+    } else if (plan === "vacuum") {
       const result = await runVacuum(
         ctx("vacuum", VacuumPayloadSchema.parse({ ...table, mode: "full", dry_run: true })),
         { store, memoryLimitMb: 256 },
@@ -126,7 +158,11 @@ async function measure(plan: string, path: string): Promise<void> {
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
-  const names = { vacuum: "vacuum plan (full)", expire: "expiration plan (dry run)" };
+  const names = {
+    vacuum: "vacuum plan (full)",
+    expire: "expiration plan (dry run)",
+    iceberg: "Iceberg vacuum plan (full)",
+  };
   const row: Measured = { plan: names[plan as keyof typeof names], seconds, peakRssMb: peakRssMb(), summary };
   console.log(JSON.stringify(row));
 }
@@ -256,3 +292,73 @@ main().catch((err) => {
   console.error(err);
   process.exit(1);
 });
+
+/**
+ * The Iceberg table (see the module comment); returns the manifest entries its snapshots hold in
+ * all. Placeholder data files, written as the commits add them.
+ */
+async function buildIcebergTable(path: string): Promise<number> {
+  const store = new FileStore(path);
+  await writeIcebergTable({
+    dir: path,
+    columns: [{ name: "id", type: "long", sql: "i" }],
+    partition: [],
+    rows: 1,
+    files: 1,
+  });
+  const start = Date.now() - (ICEBERG_COMMITS + 3) * DAY;
+  // The writer committed its one file now; that snapshot is moved back before the others, which
+  // are committed a day apart from `start` (a commit's time never precedes the last update's).
+  const written = await loadIcebergTable(store);
+  const file = join(path, written.metadataKey);
+  const json = parseJson(readFileSync(file, "utf8")) as {
+    "last-updated-ms": number;
+    snapshots: { "timestamp-ms": number }[];
+    "snapshot-log": { "timestamp-ms": number }[];
+  };
+  json["last-updated-ms"] = start - DAY;
+  for (const s of [...json.snapshots, ...json["snapshot-log"]]) s["timestamp-ms"] = start - DAY;
+  writeFileSync(file, stringifyJson(json, 2));
+  const first = Math.round(ICEBERG_ENTRIES / 2);
+  const perCommit = Math.round((ICEBERG_ENTRIES - first) / ICEBERG_COMMITS);
+  let entries = 1;
+  let n = 0;
+  const placeholders = async (count: number): Promise<NewDataFile[]> => {
+    const files: NewDataFile[] = [];
+    for (let i = 0; i < count; i++) {
+      const key = `data/part-${String(n++).padStart(7, "0")}.parquet`;
+      mkdirSync(join(path, "data"), { recursive: true });
+      writeFileSync(join(path, key), PLACEHOLDER);
+      files.push({
+        key,
+        fileSizeInBytes: PLACEHOLDER.length,
+        recordCount: 100,
+        specId: 0,
+        partition: new Map(),
+        valueCounts: new Map(),
+        nullValueCounts: new Map(),
+        lowerBounds: new Map(),
+        upperBounds: new Map(),
+      });
+    }
+    return files;
+  };
+  for (let c = 0; c <= ICEBERG_COMMITS; c++) {
+    const table = await loadIcebergTable(store);
+    const base = await readSnapshotFiles(store, table);
+    const live = base.entries.filter((e) => e.content === "data");
+    // The first commit appends half of the entries; each later one replaces as many as it adds.
+    const removed = c === 0 ? [] : live.slice(0, Math.round(perCommit / 2));
+    const added = await placeholders(c === 0 ? first : Math.round(perCommit / 2));
+    const outcome = await commitReplace(store, table, {
+      base,
+      removed,
+      added,
+      summary: {},
+      nowMs: start + c * DAY,
+    });
+    if (!outcome.committed) throw new Error("the bench's own commit lost a race");
+    entries += added.length + removed.length;
+  }
+  return entries;
+}
