@@ -5,7 +5,7 @@
  * crunched; the rows read from the new snapshot equal the rows before. Tables the agent must not
  * rewrite are refused at onboarding with the reason.
  */
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, utimesSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -131,6 +131,54 @@ describe("Iceberg end to end", () => {
       expect(after.sum).toEqual(before.sum);
     });
   }
+
+  it("vacuums lineitem after a crunch: the expired snapshots' files become records, hard-delete removes them, the rows stay", async () => {
+    plane = await startPlane();
+    await childAgent(plane, "iceberg-vacuum-agent");
+    const config = await plane.api("PUT", "/api/v1/config", { pending_deletion_grace_hours: 0 });
+    expect(config.status, JSON.stringify(config.body)).toBe(200);
+    const { uri, store } = await icebergTableOn("file", "iceberg/lineitem_iceberg", "vacuumed");
+    const folder = join(root, "vacuumed-file");
+    // An orphan a writer left years ago: a full vacuum proposes it too.
+    writeFileSync(join(folder, "data/stray.parquet"), "not referenced");
+    utimesSync(join(folder, "data/stray.parquet"), new Date("2024-01-01"), new Date("2024-01-01"));
+    const { table, job } = await onboardTable(plane, "tpch.vacuumed", uri, "iceberg");
+    expect(job.status, job.error ?? "").toBe("succeeded");
+    const wait = async (id: string) => {
+      const done = await plane?.waitForJob(id, ["succeeded", "failed"], 90_000);
+      expect(done?.status, done?.error ?? "").toBe("succeeded");
+      return done;
+    };
+    await wait((await plane.api("POST", `/api/v1/tables/${table.id}/crunch`, { whole_table: true })).body.id);
+    const before = await tableRows(store);
+
+    const body = { mode: "full", retention_hours: 0 };
+    const dry = await plane.api("POST", `/api/v1/tables/${table.id}/vacuum`, { ...body, dry_run: true });
+    const dryJob = await wait(dry.body.id);
+    const planned = (dryJob?.result?.files as { path: string; reason: string }[]).map(
+      (f) => `${f.reason} ${f.path}`,
+    );
+    expect(planned).toContain("orphan data/stray.parquet");
+    expect(planned.some((p) => p.startsWith("expired_snapshot data/"))).toBe(true);
+
+    await wait((await plane.api("POST", `/api/v1/tables/${table.id}/vacuum`, body)).body.id);
+    const recorded = (await plane.api("GET", `/api/v1/pending-deletions?table_id=${table.id}&limit=100`)).body
+      .items as {
+      path: string;
+      reason: string;
+      vacuum_mode: string;
+    }[];
+    expect(recorded.map((r) => `${r.reason} ${r.path}`).sort()).toEqual([...planned].sort());
+    expect(new Set(recorded.map((r) => r.vacuum_mode))).toEqual(new Set(["full"]));
+
+    const hard = await plane.api("POST", `/api/v1/vacuum/hard-delete?table_id=${table.id}`);
+    expect(hard.status, JSON.stringify(hard.body)).toBe(202);
+    for (const j of hard.body.jobs) await wait(j.id);
+    for (const r of recorded) expect(existsSync(join(folder, r.path)), r.path).toBe(false);
+    const after = await tableRows(store);
+    expect(after.sum).toEqual(before.sum);
+    expect(after.version).toBe(before.version + 1);
+  });
 
   it("refuses a table with equality deletes at onboarding, with the reason", async () => {
     plane = await startPlane();
