@@ -32,10 +32,13 @@ const file = (date: string) => ({
 function answer(kind: string, payload: Json): Json {
   const now = Date.now();
   if (kind === "vacuum") {
-    const files = [
-      { path: "old/a.parquet", size: 100, reason: "tombstone", removed_at: now - 9e8 },
-      { path: "old/b.parquet", size: 200, reason: "tombstone", removed_at: now - 9e8 },
-    ];
+    const files =
+      payload.format === "iceberg"
+        ? [{ path: "data/expired.parquet", size: 300, reason: "expired_snapshot", removed_at: now - 9e8 }]
+        : [
+            { path: "old/a.parquet", size: 100, reason: "tombstone", removed_at: now - 9e8 },
+            { path: "old/b.parquet", size: 200, reason: "tombstone", removed_at: now - 9e8 },
+          ];
     return {
       mode: payload.mode,
       dry_run: payload.dry_run,
@@ -45,8 +48,8 @@ function answer(kind: string, payload: Json): Json {
       retention_shortened: false,
       orphan_min_age_hours: 72,
       files,
-      files_count: 2,
-      bytes: 300,
+      files_count: files.length,
+      bytes: files.reduce((n, f) => n + f.size, 0),
       kept: {},
       objects_listed: 5,
       duration_ms: 10,
@@ -164,6 +167,29 @@ describe("deleting data in workerd", () => {
     expect(deleted).toMatchObject({ status: "DELETED", hard_delete_job_id: hard.jobs[0].id });
     const stats = await json(`/api/v1/pending-deletions/stats?table_id=${table.id}`);
     expect(stats.counts).toMatchObject({ DELETED: 1, RECOVERED: 2, PENDING_DELETE: 0 });
+    ws.close();
+  }, 60_000);
+
+  it("records an Iceberg vacuum's expired-snapshot files, and refuses partition expiration on it with 422", async () => {
+    const table = await json(
+      "/api/v1/tables",
+      { method: "POST", body: { name: "workerd.iceberg", uri: "s3://lake/iceberg", format: "iceberg" } },
+      201,
+    );
+    await env.DB.prepare("update tables set onboarding_status = 'active' where id = ?").bind(table.id).run();
+    const { ws } = await agent(answer);
+    const vacuum = await json(`/api/v1/tables/${table.id}/vacuum`, { method: "POST", body: {} }, 202);
+    await waitForJob(vacuum.id);
+    const recorded = await json(`/api/v1/pending-deletions?source_job_id=${vacuum.id}`);
+    expect(recorded.items.map((r: Json) => [r.path, r.reason, r.action_type, r.vacuum_mode])).toEqual([
+      ["data/expired.parquet", "expired_snapshot", "vacuum", "lite"],
+    ]);
+    const expiration = await json(
+      `/api/v1/tables/${table.id}/partition-expiration`,
+      { method: "POST", body: {} },
+      422,
+    );
+    expect(JSON.stringify(expiration)).toContain("format");
     ws.close();
   }, 60_000);
 });
