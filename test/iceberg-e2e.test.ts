@@ -16,6 +16,7 @@ import { checksumFiles, Engine } from "../agent/src/engine/index.ts";
 import { icebergFormat } from "../agent/src/formats/index.ts";
 import { type ObjectStore, storeFor } from "../agent/src/store/index.ts";
 import { copyIcebergFixture } from "../agent/test/support/iceberg.ts";
+import { writeIcebergTable } from "../agent/test/support/iceberg-tables.ts";
 import {
   type LocalS3,
   S3RVER_CREDENTIALS,
@@ -129,6 +130,62 @@ describe("Iceberg end to end", () => {
       expect(after.version).toBe(3);
       expect(after.files).toBe(1);
       expect(after.sum).toEqual(before.sum);
+    });
+  }
+
+  for (const where of ["file", "s3"] as const) {
+    it(`onboards and crunches a partitioned table of many small files on ${where}://, a date range at a time`, async () => {
+      plane = await startPlane();
+      await childAgent(plane, `iceberg-events-agent-${where}`);
+      const folder = join(root, `events-${where}`);
+      const uri = where === "file" ? `file://${folder}` : "s3://lake/warehouse/iceberg-events";
+      await writeIcebergTable({
+        dir: folder,
+        ...(where === "s3" ? { location: uri } : {}),
+        columns: [
+          { name: "event_id", type: "long", sql: "i" },
+          {
+            name: "event_ts",
+            type: "timestamptz",
+            sql: "timestamptz '2026-01-01 00:00:00+00' + to_minutes(i % 4320)",
+          },
+          { name: "country", type: "string", sql: "['US','DE','FR','JP'][1 + (i % 4)::int]" },
+          { name: "amount", type: "decimal(12,2)", sql: "(i % 997) / 10" },
+        ],
+        partition: [{ source: "event_ts", transform: "day" }],
+        // 4,320 rows a day over three days, 20 files a day.
+        rows: 12_960,
+        files: 60,
+        commits: 4,
+      });
+      const store = storeFor(where === "file" ? uri : `${uri}/`, where === "s3" ? { s3: s3.options } : {});
+      if (where === "s3") await uploadFolder(folder, store);
+      const before = await tableRows(store);
+      expect(before.files).toBe(60);
+
+      const { table, job } = await onboardTable(plane, "shop.iceberg_events", uri, "iceberg");
+      expect(job.status, job.error ?? "").toBe("succeeded");
+      expect(table.recipe).toMatchObject({
+        partition_columns: ["event_ts_day"],
+        partition_pattern: "event_ts_day=YYYY-MM-DD",
+        date_filter_column: "event_ts_day",
+      });
+
+      const res = await plane.api("POST", `/api/v1/tables/${table.id}/crunch`, {
+        backfill_start_date: "2026-01-02",
+        backfill_end_date: "2026-01-03",
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(202);
+      const done = await plane.waitForJob(res.body.id, ["succeeded", "failed"], 90_000);
+      expect(done.status, done.error ?? "").toBe("succeeded");
+      const metrics = (await plane.api("GET", `/api/v1/crunch/${res.body.id}/metrics`)).body.metrics;
+      expect(metrics.partitions_crunched).toBe(2);
+      expect(metrics.files_before).toBe(40);
+      expect(metrics.files_after).toBe(2);
+
+      const after = await tableRows(store);
+      expect(after.sum).toEqual(before.sum);
+      expect(after.files).toBe(22);
     });
   }
 

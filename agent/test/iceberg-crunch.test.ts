@@ -220,6 +220,66 @@ const TRANSFORMS: { source: string; transform: string; dateColumn?: string }[] =
   { source: "id", transform: "void" },
 ];
 
+describe("Iceberg crunch, cancelled, killed, or on a busy table", () => {
+  const generated = async (name: string) => {
+    const dir = join(root, name);
+    await writeIcebergTable({
+      dir,
+      columns: COLUMNS,
+      partition: [{ source: "ts", transform: "day" }],
+      rows: 3_000,
+      files: 30,
+      commits: 2,
+    });
+    return { dir, store: new RacingStore(dir) };
+  };
+
+  it("commits nothing when cancelled", async () => {
+    const { dir, store } = await generated("cancelled");
+    const files = await metadataFiles(dir);
+    const controller = new AbortController();
+    const ctx = jobContext(root, "crunch", payloadFor(dir), { signal: controller.signal });
+    ctx.progress = (p) => {
+      if (p.phase === "rewriting") controller.abort(new Error("cancelled"));
+    };
+    await expect(runCrunch("crunch", ctx, { store, memoryLimitMb: 256 })).rejects.toThrow();
+    expect(await metadataFiles(dir)).toEqual(files);
+  });
+
+  it("finishes once when retried after it died before its commit", async () => {
+    const { dir, store } = await generated("killed");
+    const before = await readTable(store, dir);
+    store.beforeMetadataWrite = async () => {
+      store.beforeMetadataWrite = undefined;
+      throw new Error("the agent's machine went away");
+    };
+    const first = jobContext(root, "crunch", payloadFor(dir));
+    await expect(runCrunch("crunch", first, { store, memoryLimitMb: 256 })).rejects.toThrow("went away");
+    expect((await readTable(store, dir)).table.version).toBe(before.table.version);
+    const retry = jobContext(root, "crunch", payloadFor(dir), { jobId: first.job.id });
+    const result = await runCrunch("crunch", retry, { store, memoryLimitMb: 256 });
+    expect(result.committed_version).toBe(before.table.version + 1);
+    const after = await readTable(store, dir);
+    expectSameRows(before, after);
+    const ours = (await loadIcebergTable(store)).metadata.snapshots.filter(
+      (s) => s.summary["lakesmith.job-id"] === first.job.id,
+    );
+    expect(ours).toHaveLength(1);
+  });
+
+  it("runs as optimize when another writer's snapshot is within the mutation interval", async () => {
+    const { dir, store } = await generated("busy");
+    const result = await runCrunch(
+      "crunch",
+      jobContext(root, "crunch", payloadFor(dir, { mutation_interval_minutes: 30, cluster_columns: ["id"] })),
+      { store, memoryLimitMb: 256 },
+    );
+    expect(result.job_type).toBe("optimize");
+    expect(result.job_type_reason).toContain("mutation interval of 30 minutes");
+    expect(result.settings?.sort_columns).toEqual([]);
+  });
+});
+
 describe("Iceberg crunch of every partition transform", () => {
   it.each(TRANSFORMS)("onboards and crunches a table partitioned by $transform($source)", async (part) => {
     const dir = join(root, `t-${part.transform.replace(/\W/g, "")}-${part.source}`);
