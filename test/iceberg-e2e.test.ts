@@ -212,7 +212,7 @@ describe("Iceberg end to end", () => {
     const body = { mode: "full", retention_hours: 0 };
     const dry = await plane.api("POST", `/api/v1/tables/${table.id}/vacuum`, { ...body, dry_run: true });
     const dryJob = await wait(dry.body.id);
-    const planned = (dryJob?.result?.files as { path: string; reason: string }[]).map(
+    const planned = ((dryJob?.result?.files ?? []) as { path: string; reason: string }[]).map(
       (f) => `${f.reason} ${f.path}`,
     );
     expect(planned).toContain("orphan data/stray.parquet");
