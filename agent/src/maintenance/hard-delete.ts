@@ -16,14 +16,17 @@
  * Tables with deletion vectors keep `deletion_vector_*.bin` files: a live file may reference one
  * without naming its path in `add.path`.
  */
-import type {
-  HARD_DELETE_OUTCOMES,
-  HardDeletePayload,
-  HardDeleteResult,
-} from "@lakesmith/shared/maintenance";
+import type { HardDeletePayload, HardDeleteResult } from "@lakesmith/shared/maintenance";
 import { type Action, readCommit, type Snapshot } from "../delta/index.ts";
 import type { JobContext } from "../registry.ts";
 import { type ObjectStore, StoreError } from "../store/index.ts";
+import {
+  DELETE_BATCH,
+  deleteUnreferenced,
+  failed,
+  type LiveReferences,
+  type Outcome,
+} from "./delete-batches.ts";
 import { runIcebergHardDelete } from "./iceberg-hard-delete.ts";
 import {
   headAll,
@@ -36,19 +39,16 @@ import {
   withEngine,
 } from "./table.ts";
 
-/** S3's DeleteObjects limit; also how often the table is re-checked during a long delete. */
-export const DELETE_BATCH = 1000;
-
-type Outcome = { outcome: (typeof HARD_DELETE_OUTCOMES)[number]; detail: string | null };
+export { DELETE_BATCH };
 
 export async function runHardDelete(
   ctx: JobContext<HardDeletePayload>,
   options: MaintenanceOptions,
 ): Promise<HardDeleteResult> {
   const started = Date.now();
-  const { payload, log, signal } = ctx;
+  const { payload, signal } = ctx;
   const store = options.store;
-  if (payload.format === "iceberg") return runIcebergHardDelete(ctx, options, DELETE_BATCH);
+  if (payload.format === "iceberg") return runIcebergHardDelete(ctx, options);
   requireDelta(payload.format, "hard delete");
 
   const outcomes = new Map<string, Outcome>();
@@ -69,66 +69,15 @@ export async function runHardDelete(
     ctx.progress({ phase: "loading" });
     const snapshot = await loadTable(store, engine, ctx.scratchDir);
     const refs = new References(store, snapshot);
-
-    const pending: [string, string][] = [];
-    for (const [path, key] of keyOf) {
-      const reference = refs.of(key);
-      if (reference) outcomes.set(path, { outcome: "retained", detail: reference });
-      else if (!heads.get(key)) outcomes.set(path, { outcome: "absent", detail: null });
-      else pending.push([path, key]);
-    }
-
-    let deleted = 0;
-    for (let i = 0; i < pending.length; i += DELETE_BATCH) {
-      signal.throwIfAborted();
-      await refs.catchUp();
-      const batch: [string, string][] = [];
-      for (const [path, key] of pending.slice(i, i + DELETE_BATCH)) {
-        const reference = refs.of(key);
-        if (reference) outcomes.set(path, { outcome: "retained", detail: reference });
-        else batch.push([path, key]);
-      }
-      const done = await store.deleteMany([...new Set(batch.map(([, key]) => key))]);
-      const errors = new Map(done.errors.map((e) => [e.key, `${e.code}: ${e.message}`]));
-      for (const [path, key] of batch) {
-        const error = errors.get(key);
-        outcomes.set(path, error ? failed(error) : { outcome: "deleted", detail: null });
-        if (!error) deleted++;
-      }
-      ctx.progress({ phase: "deleting", deleted, total: pending.length });
-    }
-
-    const files = payload.files.map((f) => ({
-      deletion_id: f.deletion_id,
-      path: f.path,
-      ...(outcomes.get(f.path) as Outcome),
-    }));
-    const count = (outcome: Outcome["outcome"]) => files.filter((f) => f.outcome === outcome).length;
-    const result: HardDeleteResult = {
-      table_version: refs.version,
-      files,
-      deleted: count("deleted"),
-      retained: count("retained"),
-      failed: count("failed"),
-      duration_ms: Date.now() - started,
-    };
-    log.info(
-      { deleted: result.deleted, retained: result.retained, failed: result.failed, version: refs.version },
-      "hard delete done",
-    );
-    return result;
+    return deleteUnreferenced(ctx, { store, keyOf, heads, outcomes, refs, started });
   });
-}
-
-function failed(detail: string): Outcome {
-  return { outcome: "failed", detail };
 }
 
 /**
  * The table's live references, from a snapshot and then from every commit written after it. A
  * path only ever gains a reference here: a later remove never makes a file deletable in this job.
  */
-class References {
+class References implements LiveReferences {
   version: number;
   private readonly live = new Set<string>();
   private readonly addedIn = new Map<string, number>();

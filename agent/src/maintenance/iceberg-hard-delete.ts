@@ -11,15 +11,18 @@
  *    and the references of its snapshots are added: within the job a path only gains references.
  *    Per-key errors are `failed` with the store's message.
  */
-import type {
-  HARD_DELETE_OUTCOMES,
-  HardDeletePayload,
-  HardDeleteResult,
-} from "@lakesmith/shared/maintenance";
+import type { HardDeletePayload, HardDeleteResult } from "@lakesmith/shared/maintenance";
 import { type IcebergTable, keyOfPath, METADATA_DIR } from "../iceberg/index.ts";
 import { type JobContext, JobError } from "../registry.ts";
 import type { ObjectStore } from "../store/index.ts";
 import { checkKey } from "../store/keys.ts";
+import {
+  DELETE_BATCH,
+  deleteUnreferenced,
+  failed,
+  type LiveReferences,
+  type Outcome,
+} from "./delete-batches.ts";
 import {
   isMetadataKey,
   loadIcebergForDeletion,
@@ -28,15 +31,13 @@ import {
 } from "./iceberg-table.ts";
 import { headAll, type MaintenanceOptions } from "./table.ts";
 
-type Outcome = { outcome: (typeof HARD_DELETE_OUTCOMES)[number]; detail: string | null };
-
 export async function runIcebergHardDelete(
   ctx: JobContext<HardDeletePayload>,
   options: MaintenanceOptions,
-  batchSize: number,
+  batchSize = DELETE_BATCH,
 ): Promise<HardDeleteResult> {
   const started = Date.now();
-  const { payload, log, signal } = ctx;
+  const { payload, signal } = ctx;
   const store = options.store;
 
   const outcomes = new Map<string, Outcome>();
@@ -59,58 +60,7 @@ export async function runIcebergHardDelete(
   ctx.progress({ phase: "loading" });
   const refs = new References(store, signal);
   await refs.load();
-
-  const pending: [string, string][] = [];
-  for (const [path, key] of keyOf) {
-    const reference = refs.of(key);
-    if (reference) outcomes.set(path, { outcome: "retained", detail: reference });
-    else if (!heads.get(key)) outcomes.set(path, { outcome: "absent", detail: null });
-    else pending.push([path, key]);
-  }
-
-  let deleted = 0;
-  for (let i = 0; i < pending.length; i += batchSize) {
-    signal.throwIfAborted();
-    await refs.catchUp();
-    const batch: [string, string][] = [];
-    for (const [path, key] of pending.slice(i, i + batchSize)) {
-      const reference = refs.of(key);
-      if (reference) outcomes.set(path, { outcome: "retained", detail: reference });
-      else batch.push([path, key]);
-    }
-    const done = await store.deleteMany([...new Set(batch.map(([, key]) => key))]);
-    const errors = new Map(done.errors.map((e) => [e.key, `${e.code}: ${e.message}`]));
-    for (const [path, key] of batch) {
-      const error = errors.get(key);
-      outcomes.set(path, error ? failed(error) : { outcome: "deleted", detail: null });
-      if (!error) deleted++;
-    }
-    ctx.progress({ phase: "deleting", deleted, total: pending.length });
-  }
-
-  const files = payload.files.map((f) => ({
-    deletion_id: f.deletion_id,
-    path: f.path,
-    ...(outcomes.get(f.path) as Outcome),
-  }));
-  const count = (outcome: Outcome["outcome"]) => files.filter((f) => f.outcome === outcome).length;
-  const result: HardDeleteResult = {
-    table_version: refs.version,
-    files,
-    deleted: count("deleted"),
-    retained: count("retained"),
-    failed: count("failed"),
-    duration_ms: Date.now() - started,
-  };
-  log.info(
-    { deleted: result.deleted, retained: result.retained, failed: result.failed, version: refs.version },
-    "hard delete done",
-  );
-  return result;
-}
-
-function failed(detail: string): Outcome {
-  return { outcome: "failed", detail };
+  return deleteUnreferenced(ctx, { store, keyOf, heads, outcomes, refs, batchSize, started });
 }
 
 /** A payload path (a key relative to the root, or a URI under it) as a store key, or why it is not one. */
@@ -127,7 +77,7 @@ function keyOfPayloadPath(store: ObjectStore, path: string): { key: string } | {
 }
 
 /** Every file any snapshot of the table's metadata references, from the version loaded on. */
-class References {
+class References implements LiveReferences {
   version = 0;
   private table: IcebergTable | undefined;
   private readonly reader: SnapshotReferences;
