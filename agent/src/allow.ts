@@ -127,6 +127,8 @@ export class AllowList {
 const LOCATION_KEY = /^(uri|uris|location|locations)$|_(uri|uris|location|locations)$/;
 /** Any string that starts like a storage URI is a location too, whatever its key. */
 const STORAGE_URI = /^(file|s3|s3a|s3n|gs|gcs|abfs|abfss|az|azure|wasb|wasbs|hdfs):\/\//i;
+/** Addresses of catalogs and metastores: endpoints, never storage. */
+const ENDPOINT_URI = /^(https?|thrift):\/\//i;
 
 /**
  * Every storage location a payload names: the values of location keys (`uri`, `table_uri`,
@@ -140,7 +142,9 @@ export function locationsIn(payload: unknown): string[] {
   const visit = (value: unknown, locationKey: boolean, depth: number): void => {
     if (depth > 32) return;
     if (typeof value === "string") {
-      if (locationKey || STORAGE_URI.test(value)) found.add(value);
+      // A catalog's or metastore's address under a location key (`metastore_uri`) is an endpoint,
+      // checked against the allowed endpoints a handler declares, not a storage location.
+      if ((locationKey && !ENDPOINT_URI.test(value)) || STORAGE_URI.test(value)) found.add(value);
     } else if (Array.isArray(value)) {
       for (const item of value) visit(item, locationKey, depth + 1);
     } else if (value !== null && typeof value === "object") {

@@ -9,6 +9,7 @@
 import { Agent } from "./agent.ts";
 import type { AgentConfig } from "./config.ts";
 import { ConfigError, loadCliConfig, redactedConfig, usage } from "./config.ts";
+import { catalogHandlers } from "./handlers/catalogs.ts";
 import { diagnosticHandlers } from "./handlers/diagnostic.ts";
 import { tableHandlers } from "./handlers/tables.ts";
 import { createLogger } from "./log.ts";
@@ -17,7 +18,7 @@ import { HandlerRegistry } from "./registry.ts";
 
 /** Every kind this agent build can run. */
 export function defaultRegistry(config: AgentConfig): HandlerRegistry {
-  return new HandlerRegistry([...diagnosticHandlers, ...tableHandlers(config)]);
+  return new HandlerRegistry([...diagnosticHandlers, ...tableHandlers(config), ...catalogHandlers(config)]);
 }
 
 async function main(): Promise<number> {

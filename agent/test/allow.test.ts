@@ -80,4 +80,13 @@ describe("allow list", () => {
     ).toEqual(["/abs/a", "/abs/b", "file:///x/y", "gs://g/z", "relative/x", "s3://b/t"]);
     expect(locationsIn({ ms: 10 })).toEqual([]);
   });
+
+  it("leaves a catalog's or metastore's address to the endpoints a handler declares", () => {
+    expect(
+      locationsIn({
+        connection: { metastore_uri: "thrift://metastore:9083", catalog_uri: "https://polaris.example.com" },
+        table_uri: "s3://b/t",
+      }),
+    ).toEqual(["s3://b/t"]);
+  });
 });
