@@ -12,6 +12,8 @@ import { apiKeyRoutes } from "./api-keys/routes.ts";
 import type { ClientAddress } from "./auth/client-address.ts";
 import { guard } from "./auth/guard.ts";
 import { authRoutes } from "./auth/routes.ts";
+import { catalogBrowseRoutes } from "./catalog-connections/browse-routes.ts";
+import { catalogConnectionRoutes } from "./catalog-connections/routes.ts";
 import { configRoutes } from "./config/routes.ts";
 import { crunchRoutes } from "./crunch/routes.ts";
 import { docsRoutes } from "./docs/routes.ts";
@@ -79,6 +81,8 @@ export function buildApp(services: Services, options: AppOptions = {}) {
   app.route("/", vacuumRoutes);
   app.route("/", partitionExpirationRoutes);
   app.route("/", pendingDeletionRoutes);
+  app.route("/", catalogConnectionRoutes);
+  app.route("/", catalogBrowseRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

@@ -1,4 +1,5 @@
 /** The job kinds of the platform, each declared beside its domain; the registry refuses a kind listed twice. */
+import { catalogSyncKind, catalogTestKind } from "./catalog-connections/kinds.ts";
 import { crunchKind, optimizeKind } from "./crunch/kind.ts";
 import { noopKind, sleepKind } from "./jobs/diagnostic.ts";
 import type { JobKind } from "./jobs/kinds.ts";
@@ -15,6 +16,8 @@ export const PLATFORM_JOB_KINDS: readonly JobKind<unknown>[] = [
   partitionExpirationKind,
   recoverKind,
   hardDeleteKind,
+  catalogTestKind,
+  catalogSyncKind,
   noopKind,
   sleepKind,
 ];

@@ -7,6 +7,10 @@ import { ApiKeyService } from "./api-keys/service.ts";
 import { PrincipalCache } from "./auth/principal-cache.ts";
 import { AuthService } from "./auth/service.ts";
 import { signingKeyLoader } from "./auth/signing-key.ts";
+import { CatalogBrowser } from "./catalog-connections/browse.ts";
+import { CatalogJobService } from "./catalog-connections/jobs.ts";
+import { CatalogSchedule } from "./catalog-connections/scheduled.ts";
+import { CatalogConnectionService } from "./catalog-connections/service.ts";
 import { ConfigService } from "./config/service.ts";
 import { CrunchService } from "./crunch/service.ts";
 import type { Db } from "./db/index.ts";
@@ -84,6 +88,10 @@ export interface Services {
   partitionExpiration: PartitionExpirationService;
   pendingDeletions: PendingDeletionService;
   hardDelete: HardDeleteService;
+  catalogConnections: CatalogConnectionService;
+  /** Tests and syncs of catalog connections. */
+  catalogJobs: CatalogJobService;
+  catalogBrowser: CatalogBrowser;
   scheduler: Scheduler;
   hub: Hub;
   agentGateway: AgentGateway | undefined;
@@ -111,6 +119,9 @@ export function createServices(deps: AppDeps): Services {
   const tables = new TableService(deps.db, clock, jobs, onboarding, deps.statements);
   const slots = new SlotService(deps.db, config);
   const pendingDeletions = new PendingDeletionService(deps.db, clock, jobs, tables);
+  const cancel = new CancelService(jobs.engine, hub);
+  const catalogConnections = new CatalogConnectionService(deps.db, clock, deps.secrets, cancel);
+  const catalogJobs = new CatalogJobService(deps.db, clock, jobs, config, catalogConnections);
   const services: Services = {
     db: deps.db,
     clock,
@@ -128,7 +139,7 @@ export function createServices(deps: AppDeps): Services {
     featureFlags: new FeatureFlagService(deps.db, clock),
     health: new HealthService(deps.db),
     jobs,
-    cancel: new CancelService(jobs.engine, hub),
+    cancel,
     agents,
     tables,
     schedules: new ScheduleService(deps.db, clock, tables, slots),
@@ -139,7 +150,12 @@ export function createServices(deps: AppDeps): Services {
     partitionExpiration: new PartitionExpirationService(clock, jobs, tables, config),
     pendingDeletions,
     hardDelete: new HardDeleteService(deps.db, clock, jobs, tables),
-    scheduler: new Scheduler(deps.db, clock, jobs, config),
+    catalogConnections,
+    catalogJobs,
+    catalogBrowser: new CatalogBrowser(deps.db),
+    scheduler: new Scheduler(deps.db, clock, jobs, config, {
+      catalogs: new CatalogSchedule(deps.db, catalogJobs, cancel),
+    }),
     hub,
     agentGateway: undefined,
     docsAssets: deps.docsAssets,

@@ -95,5 +95,7 @@ export default {
     if (hub) ctx.waitUntil(hub.flush());
     if (result.fired > 0)
       console.log(`[lakesmith] scheduler: ${result.fired} job(s) queued from ${result.due} due schedule(s)`);
+    if (result.catalogs.syncs > 0)
+      console.log(`[lakesmith] scheduler: ${result.catalogs.syncs} catalog sync(s) queued`);
   },
 } satisfies ExportedHandler<WorkerEnv>;

@@ -296,7 +296,9 @@ describe("concurrent ticks", () => {
     at("2026-11-01T00:00:00Z");
     const tables = await Promise.all([1, 2, 3].map(() => scheduled(daily("00:30"))));
     at("2026-11-01T00:31:00Z");
-    const second = new Scheduler(plane.services.db, clock, plane.services.jobs, plane.services.config, 1);
+    const second = new Scheduler(plane.services.db, clock, plane.services.jobs, plane.services.config, {
+      chunkSize: 1,
+    });
     const [a, b] = await Promise.all([tick(), second.tick()]);
     expect(a.fired + b.fired).toBe(3);
     for (const { tableId } of tables) expect(await jobsOf(tableId)).toHaveLength(1);
@@ -321,7 +323,9 @@ describe("concurrent ticks", () => {
     at("2026-11-03T00:00:00Z");
     const tables = await Promise.all([1, 2, 3, 4, 5].map(() => scheduled(daily("00:45"))));
     at("2026-11-03T01:00:00Z");
-    const small = new Scheduler(plane.services.db, clock, plane.services.jobs, plane.services.config, 2);
+    const small = new Scheduler(plane.services.db, clock, plane.services.jobs, plane.services.config, {
+      chunkSize: 2,
+    });
     const result = await small.tick();
     expect(result.fired).toBe(5);
     for (const { tableId } of tables) expect(await jobsOf(tableId)).toHaveLength(1);

@@ -75,11 +75,14 @@ export const SECRET_FIELDS: Record<CatalogType, readonly string[]> = {
   polaris: ["client_secret"],
 };
 
-/** The endpoint a connection's jobs talk to: what an agent's allowed endpoints must cover. */
-export function catalogEndpoint(connection: CatalogCredentials): string {
-  if (connection.type === "workspace") return connection.workspace_url;
-  if (connection.type === "hive_metastore") return connection.metastore_uri;
-  return connection.catalog_url;
+/**
+ * The endpoints a connection's jobs talk to, which an agent's allowed endpoints must cover: the
+ * catalog's, and a Polaris token URL's where one is set (the client secret is sent there).
+ */
+export function catalogEndpoints(connection: CatalogCredentials): string[] {
+  if (connection.type === "workspace") return [connection.workspace_url];
+  if (connection.type === "hive_metastore") return [connection.metastore_uri];
+  return connection.token_url ? [connection.catalog_url, connection.token_url] : [connection.catalog_url];
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -46,6 +46,8 @@ export interface TestPlane {
     body: // biome-ignore lint/suspicious/noExplicitAny: JSON of any endpoint
     any;
   }>;
+  /** The plane's libSQL database file, for tests that read what is stored. */
+  readonly dbUrl: string;
   createAgentToken(name?: string): Promise<{ id: string; token: string }>;
   enqueue(
     kind: "noop" | "sleep",
@@ -94,6 +96,7 @@ export async function startPlane(options: PlaneOptions = {}): Promise<TestPlane>
     get url() {
       return server.url;
     },
+    dbUrl,
     async api(method, path, body) {
       const request = () =>
         fetch(`${server.url}${path}`, {

@@ -17,7 +17,7 @@ import {
   CatalogSyncPayloadSchema,
   CatalogTestPayloadSchema,
   type CatalogTestResult,
-  catalogEndpoint,
+  catalogEndpoints,
   SECRET_FIELDS,
 } from "@lakesmith/shared/catalogs";
 import type { Clock } from "@lakesmith/shared/time";
@@ -46,13 +46,6 @@ export interface CatalogHandlerOptions {
   timeoutMs?: number;
 }
 
-/** The endpoints a connection's jobs reach: the catalog's, and a Polaris token URL's. */
-export function connectionEndpoints(connection: CatalogCredentials): string[] {
-  const endpoints = [catalogEndpoint(connection)];
-  if (connection.type === "polaris" && connection.token_url) endpoints.push(connection.token_url);
-  return endpoints;
-}
-
 export function catalogHandlers(
   config: CatalogHandlerConfig,
   options: CatalogHandlerOptions = {},
@@ -71,7 +64,7 @@ export function catalogHandlers(
       kind: CATALOG_TEST_KIND,
       payload: CatalogTestPayloadSchema,
       locations: () => [],
-      endpoints: (p) => connectionEndpoints(p.connection),
+      endpoints: (p) => catalogEndpoints(p.connection),
       run: async (ctx) => {
         const started = Date.now();
         const secrets = secretsOf(ctx.payload.connection);
@@ -95,7 +88,7 @@ export function catalogHandlers(
       kind: CATALOG_SYNC_KIND,
       payload: CatalogSyncPayloadSchema,
       locations: () => [],
-      endpoints: (p) => connectionEndpoints(p.connection),
+      endpoints: (p) => catalogEndpoints(p.connection),
       run: async (ctx) => {
         const secrets = secretsOf(ctx.payload.connection);
         try {

@@ -30,7 +30,8 @@ export const SETTINGS = {
     schema: z.number().min(0).max(1_000_000),
     default: 0.1,
     unit: "GB",
-    description: "Tables smaller than this are not synced from a catalog.",
+    description:
+      "Tables smaller than this (GB of 2^30 bytes) are not synced from a catalog; a table whose size the agent can't tell is synced. A sync takes the value it has when the sync is queued.",
   }),
   quarterly_goal_pb: def({
     schema: z.number().min(0).max(1_000_000),

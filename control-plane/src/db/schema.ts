@@ -6,9 +6,10 @@
  * embedded libSQL file, a remote libSQL server and Cloudflare D1.
  */
 
+import { CATALOG_TYPES } from "@lakesmith/shared/catalogs";
 import type { ExpiredFile, VacuumMode } from "@lakesmith/shared/maintenance";
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 const createdAt = () =>
   integer("created_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`);
@@ -454,11 +455,99 @@ export const pendingDeletions = sqliteTable(
   ],
 );
 
+// ---------------------------------------------------------------------------------------------
+// Catalog connections and their synced tables (document 1, "Catalog connections"; `catalog-connections/`)
+
+/**
+ * idle: never synced. running: a sync is queued, offered or running (a retry after a lost lease
+ * stays running). completed / failed: how the latest sync ended (a cancelled sync is failed).
+ */
+export const SYNC_STATUSES = ["idle", "running", "completed", "failed"] as const;
+export type SyncStatus = (typeof SYNC_STATUSES)[number];
+
+/**
+ * A catalog the agents read table metadata from. The credentials' secret fields (`SECRET_FIELDS`
+ * of `@lakesmith/shared/catalogs`) are one JSON object encrypted under `catalog_connections/<id>`
+ * (`secrets/stored.ts`); the other fields are plain JSON in `settings`.
+ */
+export const catalogConnections = sqliteTable(
+  "catalog_connections",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull().unique(),
+    type: text("type", { enum: CATALOG_TYPES }).notNull(),
+    /** The type's fields that are not secret (`workspace_url`, `client_id`, ...). */
+    settings: text("settings", { mode: "json" }).notNull().$type<Record<string, string>>(),
+    /** The type's secret fields as JSON text, encrypted: an `enc:v1:...` envelope. */
+    secrets: text("secrets").notNull(),
+    /** The names of the secret fields stored (never their values), so views need not decrypt. */
+    secretFields: text("secret_fields", { mode: "json" }).notNull().$type<string[]>(),
+    isActive: integer("is_active", { mode: "boolean" }).notNull().default(true),
+    syncIntervalHours: integer("sync_interval_hours").notNull().default(24),
+    syncStatus: text("sync_status", { enum: SYNC_STATUSES }).notNull().default("idle"),
+    /** When the latest successful sync ended. */
+    lastSyncedAt: integer("last_synced_at", { mode: "timestamp_ms" }),
+    /** Why the latest sync failed; null after a successful one. */
+    lastSyncError: text("last_sync_error"),
+    /** The latest sync job; only its end moves `sync_status`. */
+    lastSyncJobId: text("last_sync_job_id"),
+    /** When the latest sync was queued (manual or scheduled): the scheduler's next one is an interval later. */
+    syncRequestedAt: integer("sync_requested_at", { mode: "timestamp_ms" }),
+    createdBy: text("created_by"),
+    createdAt: createdAt(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }),
+  },
+  (t) => [index("catalog_connections_active_idx").on(t.isActive, t.name)],
+);
+
+/**
+ * A table a sync reported, one row per connection and `full_name`. Written only by the finish hook
+ * of `catalog_sync` jobs (`catalog-connections/record.ts`), set-based; a table the catalog no
+ * longer reports is marked (`deleted_at`), not removed. No foreign key: deleting a connection
+ * deletes its rows in the same batch, and a late sync's hook writes nothing for a connection gone.
+ */
+export const catalogTables = sqliteTable(
+  "catalog_tables",
+  {
+    connectionId: text("connection_id").notNull(),
+    fullName: text("full_name").notNull(),
+    catalog: text("catalog").notNull(),
+    schema: text("schema").notNull(),
+    name: text("name").notNull(),
+    format: text("format"),
+    tableType: text("table_type"),
+    location: text("location"),
+    sizeBytes: integer("size_bytes"),
+    hasPartitions: integer("has_partitions", { mode: "boolean" }),
+    /** When the catalog last changed the table (epoch ms, the catalog's word); null when it does not say. */
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }),
+    /** The catalog's own record of the table. */
+    detail: text("detail", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    /** When a sync last reported the table (changed or unchanged). */
+    syncedAt: integer("synced_at", { mode: "timestamp_ms" }).notNull(),
+    /** The sync that last reported it: a sync marks deleted the rows it did not report. */
+    syncJobId: text("sync_job_id").notNull(),
+    deletedAt: integer("deleted_at", { mode: "timestamp_ms" }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.connectionId, t.fullName] }),
+    // The browse filters and sorts, each led by the connection (every read names one).
+    index("catalog_tables_schema_idx").on(t.connectionId, t.catalog, t.schema, t.name),
+    index("catalog_tables_name_idx").on(t.connectionId, t.name),
+    index("catalog_tables_size_idx").on(t.connectionId, t.sizeBytes),
+    index("catalog_tables_updated_idx").on(t.connectionId, t.updatedAt),
+    index("catalog_tables_synced_idx").on(t.connectionId, t.syncedAt),
+  ],
+);
+
 export type LakeTable = typeof lakeTables.$inferSelect;
 export type Schedule = typeof schedules.$inferSelect;
 export type Job = typeof jobs.$inferSelect;
 export type Agent = typeof agents.$inferSelect;
 export type PendingDeletion = typeof pendingDeletions.$inferSelect;
+
+export type CatalogConnection = typeof catalogConnections.$inferSelect;
+export type CatalogTable = typeof catalogTables.$inferSelect;
 
 export type User = typeof users.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;

@@ -9,6 +9,7 @@
  * - A duplicate completion (same fence and owner, job already ended) changes nothing.
  * - Progress belongs to the attempt that reported it: every move out of running (here, and in
  *   release, reap, refuse and cancel) clears it, so an ended or requeued job shows none.
+ * - Every end also removes the payload fields the kind declares secret (`secrets.ts`), in the same batch.
  * - Ends the engine decides alone (cancel before start, a lapsed lease, the last refusal) run their
  *   hooks right after, in a batch of their own (`runFinishHooks`); each statement is guarded by the
  *   end it belongs to, so running one twice changes nothing.
@@ -17,6 +18,7 @@ import { type SQL, sql } from "drizzle-orm";
 import { type Job, type JobStatus, jobs } from "../db/schema.ts";
 import { type Completion, type Engine, getJob, owned, whyRefused } from "./engine.ts";
 import type { BatchItem, JobEnd } from "./kinds.ts";
+import { purgeStatement } from "./secrets.ts";
 import { from, TERMINAL_STATUSES } from "./state.ts";
 import { backoffSql } from "./timings.ts";
 
@@ -101,11 +103,15 @@ export async function runFinishHooks(engine: Engine, ended: Job[]): Promise<void
   if (statements.length) await engine.db.batch(statements as [BatchItem, ...BatchItem[]]);
 }
 
+/** The kind's finish hook for each possible end, then the purge of the payload's secrets. */
 function hookStatements(engine: Engine, job: Job, ends: JobEnd[], finishedAt: Date): BatchItem[] {
-  const hook = engine.kinds.get(job.kind)?.finish;
-  if (!hook) return [];
+  const kind = engine.kinds.get(job.kind);
   const ctx = { db: engine.db, clock: engine.clock };
-  return ends.flatMap((end) => hook(ctx, job, end, endedAs(job.id, end.status, finishedAt)));
+  return ends.flatMap((end) => {
+    const ended = endedAs(job.id, end.status, finishedAt);
+    const purge = purgeStatement(engine.db, kind, job, ended);
+    return [...(kind?.finish?.(ctx, job, end, ended) ?? []), ...(purge ? [purge] : [])];
+  });
 }
 
 /** Holds only if the job reached `status` at `finishedAt`: the guard of every hook statement. */

@@ -11,6 +11,9 @@
  *   is one transaction and SQLite runs write transactions one after the other, so the second batch
  *   always sees the first one's job, and exactly one stays. Jobs that may wait (a schedule's run) are
  *   queued with `enqueue`: the offer holds them back while a conflicting job holds an agent.
+ * - What a caller records with a new job (a connection's sync status) goes into the same batch
+ *   (`alongside`), guarded by `jobExists`, so it holds exactly when the job stays, and before any
+ *   agent can end the job.
  */
 import { newId } from "@lakesmith/shared";
 import { endpointKey, locationKey, parseLocation } from "@lakesmith/shared/locations";
@@ -18,6 +21,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { type Job, type JobStatus, jobs, type Priority } from "../db/schema.ts";
 import type { Engine } from "./engine.ts";
 import { conflicting, locksOverlap } from "./exclusion.ts";
+import type { BatchItem } from "./kinds.ts";
 import { ACTIVE_STATUSES } from "./state.ts";
 
 export interface NewJob {
@@ -138,35 +142,44 @@ async function firstConflict(engine: Engine, id: string, routing: Routing, table
   return active;
 }
 
+/** Holds while the job `id` exists: the guard of statements batched with its insert. */
+export const jobExists = (id: string) => sql`exists (select 1 from ${jobs} where ${jobs.id} = ${id})`;
+
 /**
  * Queues the job unless an active job of its exclusivity group overlaps it. Returns the job, or the
  * active job that won (undefined when the winner ended again before it could be named).
+ * `alongside(id)` returns statements for the same batch, after the insert; each must be guarded by
+ * `jobExists(id)` (the insert may be withdrawn, or skipped for a `dedupeKey` that exists already).
  */
 export async function enqueueExclusive(
   engine: Engine,
   input: NewJob,
+  alongside?: (jobId: string) => BatchItem[],
 ): Promise<{ job: Job } | { active: ActiveJob | undefined }> {
   const routing = routingOf(engine, input);
   const tableId = input.tableId ?? null;
-  if (routing.exclusion === null) return { job: (await enqueue(engine, input)).job };
-  const before = await firstConflict(engine, "", routing, tableId);
-  if (before) return { active: before };
+  if (routing.exclusion === null && !alongside) return { job: (await enqueue(engine, input)).job };
+  const exclusion = routing.exclusion;
+  if (exclusion !== null) {
+    const before = await firstConflict(engine, "", routing, tableId);
+    if (before) return { active: before };
+  }
   const id = newId("job");
   const withdraw = engine.db
     .delete(jobs)
     .where(
       and(
         eq(jobs.id, id),
-        conflicting(
-          { id, exclusion: routing.exclusion, tableId, locks: JSON.stringify(routing.locks) },
-          ACTIVE_STATUSES,
-        ),
+        exclusion === null
+          ? sql`0`
+          : conflicting({ id, exclusion, tableId, locks: JSON.stringify(routing.locks) }, ACTIVE_STATUSES),
       ),
     )
     .returning({ id: jobs.id });
   const [[created], withdrawn] = await engine.db.batch([
     insertStatement(engine, input, id, routing),
     withdraw,
+    ...(alongside?.(id) ?? []),
   ]);
   if (withdrawn.length > 0 || !created) return { active: await firstConflict(engine, id, routing, tableId) };
   engine.notifyWork();

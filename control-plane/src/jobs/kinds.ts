@@ -76,6 +76,12 @@ export interface JobKind<P = Record<string, unknown>> {
   /** Checked before a job of the kind is queued for a table; the table's own state decides. */
   precondition?(table: LakeTable): Refusal | undefined;
   finish?: FinishHook;
+  /**
+   * Payload fields that hold credentials, as dotted paths (`connection.client_secret`): the agent
+   * gets them in its offer, no job view ever shows them, and the batch that ends the job removes
+   * them from the stored payload (`jobs/secrets.ts`), whatever the end.
+   */
+  secrets?: readonly string[];
   retry: { maxAttempts: number };
 }
 

@@ -107,15 +107,16 @@ export const jobRoutes = newRouter()
       q.limit,
     );
     const abilities = await c.var.services.agents.connectedAbilities();
-    const now = c.var.services.clock.now();
-    return c.json({ ...page, items: page.items.map((j) => jobView(j, abilities, now)) }, 200);
+    const { clock, jobs } = c.var.services;
+    const now = clock.now();
+    return c.json({ ...page, items: page.items.map((j) => jobView(j, abilities, now, jobs.kinds)) }, 200);
   })
   .openapi(get, async (c) => {
     const { job_id } = c.req.valid("param");
     const job = await c.var.services.jobs.get(job_id);
     if (!job) throw notFound("job", job_id);
     const abilities = await c.var.services.agents.connectedAbilities();
-    return c.json(jobView(job, abilities, c.var.services.clock.now()), 200);
+    return c.json(jobView(job, abilities, c.var.services.clock.now(), c.var.services.jobs.kinds), 200);
   })
   .openapi(create, async (c) => {
     const body = c.req.valid("json");
@@ -135,9 +136,9 @@ export const jobRoutes = newRouter()
       createdBy: principalId(c.var.principal),
     });
     const abilities = await c.var.services.agents.connectedAbilities();
-    return c.json(jobView(job, abilities, c.var.services.clock.now()), 201);
+    return c.json(jobView(job, abilities, c.var.services.clock.now(), c.var.services.jobs.kinds), 201);
   })
   .openapi(cancel, async (c) => {
     const job = await c.var.services.cancel.cancel(c.req.valid("param").job_id);
-    return c.json(jobView(job, [], c.var.services.clock.now()), 202);
+    return c.json(jobView(job, [], c.var.services.clock.now(), c.var.services.jobs.kinds), 202);
   });

@@ -30,7 +30,7 @@ import {
   type Routing,
   routingOf,
 } from "./enqueue.ts";
-import type { JobKindRegistry } from "./kinds.ts";
+import type { BatchItem, JobKindRegistry } from "./kinds.ts";
 import { extend, heldBy, heldCounts, release, resume } from "./lease.ts";
 import {
   type AgentAbilities,
@@ -94,8 +94,11 @@ export class JobService {
     return enqueue(this.engine, input);
   }
 
-  enqueueExclusive(input: NewJob): Promise<{ job: Job } | { active: ActiveJob | undefined }> {
-    return enqueueExclusive(this.engine, input);
+  enqueueExclusive(
+    input: NewJob,
+    alongside?: (jobId: string) => BatchItem[],
+  ): Promise<{ job: Job } | { active: ActiveJob | undefined }> {
+    return enqueueExclusive(this.engine, input, alongside);
   }
 
   get(id: string): Promise<Job | undefined> {

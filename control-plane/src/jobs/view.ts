@@ -3,6 +3,8 @@ import { z } from "@hono/zod-openapi";
 import { describeKey } from "@lakesmith/shared/locations";
 import { type Abilities, endpointsOutside, locationsOutside } from "../agents/routing.ts";
 import { JOB_STATUSES, type Job } from "../db/schema.ts";
+import type { JobKindRegistry } from "./kinds.ts";
+import { shownPayload } from "./secrets.ts";
 import { TERMINAL_STATUSES } from "./state.ts";
 
 export const JobSchema = z
@@ -16,7 +18,10 @@ export const JobSchema = z
     }),
     priority: z.enum(["P1", "P2"]),
     table_id: z.string().nullable(),
-    payload: z.record(z.string(), z.unknown()),
+    payload: z.record(z.string(), z.unknown()).openapi({
+      description:
+        "What the job was asked, without the fields its kind declares secret (a catalog job's credentials), which are never shown and are removed from the job once it ends.",
+    }),
     requires: z.array(z.string()).openapi({ description: "Capabilities the agent must have announced." }),
     locations: z.array(z.string()).openapi({
       description:
@@ -120,14 +125,15 @@ export function waitingFor(job: Job, abilities: Abilities, now: Date): string | 
   return "a free agent slot";
 }
 
-export function jobView(job: Job, abilities: Abilities, now: Date): JobView {
+/** The job as the API shows it; `kinds` says which payload fields are secret and left out. */
+export function jobView(job: Job, abilities: Abilities, now: Date, kinds: JobKindRegistry): JobView {
   return {
     id: job.id,
     kind: job.kind,
     status: job.status,
     priority: job.priority,
     table_id: job.tableId,
-    payload: job.payload,
+    payload: shownPayload(kinds.get(job.kind), job.payload),
     requires: job.requires,
     locations: job.locations.map(describeKey),
     endpoints: job.endpoints,

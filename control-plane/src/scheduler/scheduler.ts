@@ -12,7 +12,12 @@
  *    (`ON CONFLICT DO NOTHING`: a second tick or a second control plane inserts nothing), and move
  *    the schedules on (`next_run_at` to the next date's run time; null after a backfill). See
  *    `fire.ts`.
- * 3. Repeat while a chunk was full, then reap lapsed offers and leases (`JobService.reap`).
+ * 3. Repeat while a chunk was full.
+ * 4. Catalog connections' step (`catalog-connections/scheduled.ts`): a full sync for each
+ *    active connection whose interval has passed since its latest sync was asked for (at most 100
+ *    a tick, each keyed so two ticks queue one), and a cancel for connection tests no agent took.
+ *    It decrypts credentials, so it runs in JavaScript, one connection at a time.
+ * 5. Reap lapsed offers and leases (`JobService.reap`).
  *
  * Bounds: the work follows the due schedules, not the total: a tick with nothing due is one index
  * probe (`anyDue`) and writes nothing. Each chunk is one batch of two statements whatever its size
@@ -21,6 +26,7 @@
  * most that many daily schedules due.
  */
 import type { Clock } from "@lakesmith/shared";
+import type { CatalogTick } from "../catalog-connections/scheduled.ts";
 import type { ConfigService } from "../config/service.ts";
 import type { Db } from "../db/index.ts";
 import type { JobService } from "../jobs/service.ts";
@@ -38,25 +44,35 @@ export interface TickResult {
   due: number;
   /** Jobs this tick queued (a slot another tick already fired counts in neither). */
   fired: number;
+  /** Scheduled catalog syncs queued, and connection tests cancelled for want of an agent. */
+  catalogs: CatalogTick;
   reaped: { offers: number; leases: number; cancelled: number };
+}
+
+export interface SchedulerOptions {
+  /**
+   * Due schedules per transaction. Each commit of a big chunk also runs a WAL checkpoint on
+   * Node, so fewer, larger chunks made a 95,000-schedule tick about a quarter faster than 5,000;
+   * a chunk holds the Node event loop for about half a second, only in such catch-up ticks.
+   */
+  chunkSize?: number;
+  /** The catalog connections' step; none when absent. */
+  catalogs?: { tick(now: Date): Promise<CatalogTick> };
 }
 
 export class Scheduler {
   private readonly routing: ScheduledRouting;
+  private readonly chunkSize: number;
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly jobs: JobService,
     private readonly config: ConfigService,
-    /**
-     * Due schedules per transaction. Each commit of a big chunk also runs a WAL checkpoint on
-     * Node, so fewer, larger chunks made a 95,000-schedule tick about a quarter faster than 5,000;
-     * a chunk holds the Node event loop for about half a second, only in such catch-up ticks.
-     */
-    private readonly chunkSize = 20_000,
+    private readonly options: SchedulerOptions = {},
   ) {
     this.routing = scheduledRouting(jobs.kinds);
+    this.chunkSize = options.chunkSize ?? 20_000;
   }
 
   /** Fires every due schedule once per slot, reaps lapsed job leases, and asks for a dispatch round. */
@@ -82,11 +98,12 @@ export class Scheduler {
         if (changes(moved) < this.chunkSize) break;
       }
     }
+    const catalogs = (await this.options.catalogs?.tick(now)) ?? { syncs: 0, expiredTests: 0 };
     const reaped = await this.jobs.reap();
     // Always: besides what this tick fired or reaped, jobs whose retry backoff ended since the last
     // tick are offerable now, and on Workers nothing else would tell the hub.
     this.jobs.notifyWork();
-    return { due, fired, reaped };
+    return { due, fired, catalogs, reaped };
   }
 }
 

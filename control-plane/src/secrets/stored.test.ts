@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import { type NodeDatabase, openNodeDatabase } from "../adapter/node-db.ts";
-import { instanceSecrets, settings } from "../db/schema.ts";
+import { catalogConnections, instanceSecrets, settings } from "../db/schema.ts";
 import { Keyring } from "./keyring.ts";
-import { instanceSecretAad, reencryptStoredSecrets, settingAad } from "./stored.ts";
+import { catalogConnectionAad, instanceSecretAad, reencryptStoredSecrets, settingAad } from "./stored.ts";
 
 const WEBHOOKS = '["https://hooks.slack.com/services/T0/B0/plainwebhooksecret"]';
 const SIGNING_KEY = "wave-one-signing-key-in-plain-text-0000000";
@@ -85,6 +85,25 @@ describe("re-encrypting stored secrets at start", () => {
     );
     expect(await reencryptStoredSecrets(d.db, rotated)).toBe(0);
     expect(await stored(d)).toEqual(after);
+  });
+
+  it("moves catalog connections' credentials to the current key, under each connection's name", async () => {
+    const d = await database();
+    const [oldKey, newKey] = [randomKey(), randomKey()];
+    const credentials = '{"client_secret":"catalog-secret-under-the-old-key"}';
+    await d.db.insert(catalogConnections).values({
+      id: "con_rotated",
+      name: "rotated",
+      type: "polaris",
+      settings: { catalog_url: "https://polaris.example.com", client_id: "c" },
+      secrets: await new Keyring(oldKey).encrypt(credentials, catalogConnectionAad("con_rotated")),
+      secretFields: ["client_secret"],
+    });
+    expect(await reencryptStoredSecrets(d.db, new Keyring(newKey, [oldKey]))).toBe(1);
+    const [row] = await d.db.select().from(catalogConnections);
+    expect(await new Keyring(newKey).decrypt(row?.secrets ?? "", catalogConnectionAad("con_rotated"))).toBe(
+      credentials,
+    );
   });
 
   it("rewrites each value once when two instances start at the same moment", async () => {

@@ -1,7 +1,7 @@
 /**
  * Every place the control plane keeps a secret in the database, each value's name (the additional
  * authenticated data it is encrypted under), and the start-up pass that brings them all to the
- * current key. A new kind of secret (catalog credentials, identity-provider secrets) adds its place
+ * current key. A new kind of secret (identity-provider secrets, say) adds its place
  * to `SECRET_PLACES` and is rotated with the rest.
  *
  * - Re-encrypts every value that is plain text (written before encryption existed) or was written
@@ -13,13 +13,15 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { SECRET_SETTING_KEYS } from "../config/definitions.ts";
 import type { Db } from "../db/index.ts";
-import { instanceSecrets, settings } from "../db/schema.ts";
+import { catalogConnections, instanceSecrets, settings } from "../db/schema.ts";
 import { isEnvelope, type Keyring } from "./keyring.ts";
 
 /** The name a row of `instance_secrets` is encrypted under. */
 export const instanceSecretAad = (name: string) => `instance_secrets/${name}`;
 /** The name a secret setting's value (its whole JSON) is encrypted under. */
 export const settingAad = (key: string) => `settings/${key}`;
+/** The name a catalog connection's secret fields (one JSON object) are encrypted under. */
+export const catalogConnectionAad = (id: string) => `catalog_connections/${id}`;
 
 interface StoredSecret {
   id: string;
@@ -63,6 +65,23 @@ export const SECRET_PLACES: readonly SecretPlace[] = [
         .set({ value: to })
         .where(and(eq(settings.key, id), eq(settings.value, from)))
         .returning({ key: settings.key });
+      return changed.length > 0;
+    },
+  },
+  {
+    // Catalog connections' credentials (`catalog-connections/credentials.ts`).
+    async list(db) {
+      const rows = await db
+        .select({ id: catalogConnections.id, secrets: catalogConnections.secrets })
+        .from(catalogConnections);
+      return rows.map((r) => ({ id: r.id, value: r.secrets, aad: catalogConnectionAad(r.id) }));
+    },
+    async replace(db, id, from, to) {
+      const changed = await db
+        .update(catalogConnections)
+        .set({ secrets: to })
+        .where(and(eq(catalogConnections.id, id), eq(catalogConnections.secrets, from)))
+        .returning({ id: catalogConnections.id });
       return changed.length > 0;
     },
   },

@@ -14,7 +14,9 @@ export interface ConnectedAgent {
 
 export async function connectedAgent(
   plane: TestPlane,
-  announced: Partial<Pick<Hello, "kinds" | "capabilities" | "allow" | "draining">> & { name?: string } = {},
+  announced: Partial<Pick<Hello, "kinds" | "capabilities" | "allow" | "endpoints" | "draining">> & {
+    name?: string;
+  } = {},
 ): Promise<ConnectedAgent> {
   const { agents, clock } = plane.services;
   const { agent } = await agents.create(announced.name ?? "connected-test-agent", null);
@@ -25,7 +27,7 @@ export async function connectedAgent(
     kinds: announced.kinds ?? ["onboarding", "crunch", "vacuum", "partition_expiration"],
     capabilities: announced.capabilities ?? ["s3", "gs", "file"],
     allow: announced.allow ?? ["s3://lake/", "s3://other/", "gs://other-lake/", "file:///"],
-    endpoints: [],
+    endpoints: announced.endpoints ?? [],
     capacity: 2,
     leases: [],
     draining: announced.draining ?? false,

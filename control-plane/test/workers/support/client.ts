@@ -62,7 +62,13 @@ export const ended = (id: string) =>
  */
 export async function answeringAgent(
   name: string,
-  hello: { kinds: string[]; capabilities: string[]; allow: string[]; capacity?: number },
+  hello: {
+    kinds: string[];
+    capabilities: string[];
+    allow: string[];
+    endpoints?: string[];
+    capacity?: number;
+  },
   answer: (kind: string, payload: Json) => Json,
 ): Promise<{ id: string; ws: WebSocket }> {
   const created = await json("/api/v1/agents", { method: "POST", body: { name } }, 201);
