@@ -11,6 +11,7 @@ import { CatalogBrowser } from "./catalog-connections/browse.ts";
 import { CatalogJobService } from "./catalog-connections/jobs.ts";
 import { CatalogSchedule } from "./catalog-connections/scheduled.ts";
 import { CatalogConnectionService } from "./catalog-connections/service.ts";
+import { CatalogTableRefs } from "./catalog-connections/table-ref.ts";
 import { ConfigService } from "./config/service.ts";
 import { CrunchService } from "./crunch/service.ts";
 import type { Db } from "./db/index.ts";
@@ -26,6 +27,7 @@ import { OnboardingService } from "./onboarding/service.ts";
 import { PartitionExpirationService } from "./partition-expiration/service.ts";
 import { HardDeleteService } from "./pending-deletions/hard-delete.ts";
 import { PendingDeletionService } from "./pending-deletions/service.ts";
+import { LinkedJobRelease } from "./scheduler/linked.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
 import { ScheduleService } from "./schedules/service.ts";
 import type { Keyring } from "./secrets/keyring.ts";
@@ -115,12 +117,13 @@ export function createServices(deps: AppDeps): Services {
   const agents = new AgentService(deps.db, clock, timings.heartbeatMs * 3);
   const hub = deps.hub ? deps.hub({ jobs, agents, clock }) : new LocalHub(jobs, agents, clock);
   jobs.onWork(() => hub.poke());
-  const onboarding = new OnboardingService(deps.db, clock, jobs);
-  const tables = new TableService(deps.db, clock, jobs, onboarding, deps.statements);
-  const slots = new SlotService(deps.db, config);
-  const pendingDeletions = new PendingDeletionService(deps.db, clock, jobs, tables);
   const cancel = new CancelService(jobs.engine, hub);
   const catalogConnections = new CatalogConnectionService(deps.db, clock, deps.secrets, cancel);
+  const catalogRefs = new CatalogTableRefs(deps.db, catalogConnections);
+  const onboarding = new OnboardingService(deps.db, clock, jobs, catalogRefs);
+  const tables = new TableService(deps.db, clock, jobs, onboarding, catalogRefs, deps.statements);
+  const slots = new SlotService(deps.db, config);
+  const pendingDeletions = new PendingDeletionService(deps.db, clock, jobs, tables);
   const catalogJobs = new CatalogJobService(deps.db, clock, jobs, config, catalogConnections);
   const services: Services = {
     db: deps.db,
@@ -145,7 +148,7 @@ export function createServices(deps: AppDeps): Services {
     schedules: new ScheduleService(deps.db, clock, tables, slots),
     onboarding,
     slots,
-    crunch: new CrunchService(deps.db, clock, jobs, tables, config),
+    crunch: new CrunchService(deps.db, clock, jobs, tables, config, catalogRefs),
     vacuum: new VacuumService(jobs, tables, pendingDeletions),
     partitionExpiration: new PartitionExpirationService(clock, jobs, tables, config),
     pendingDeletions,
@@ -155,6 +158,7 @@ export function createServices(deps: AppDeps): Services {
     catalogBrowser: new CatalogBrowser(deps.db),
     scheduler: new Scheduler(deps.db, clock, jobs, config, {
       catalogs: new CatalogSchedule(deps.db, catalogJobs, cancel),
+      linked: new LinkedJobRelease(deps.db, jobs, tables, catalogRefs, cancel),
     }),
     hub,
     agentGateway: undefined,

@@ -69,7 +69,7 @@ export class CatalogJobService {
     const routing = { kind: CATALOG_TEST_KIND, ...this.jobs.routingOf(input) };
     if (!options.connected.some((agent) => mayRun(agent, routing)))
       throw noAgentFor(routing.endpoints, options.connected);
-    const { job } = await quietly(this.jobs.enqueue(input));
+    const { job } = await this.jobs.enqueue(input);
     const latest = (await this.jobs.waitForEnd(job.id, undefined, options.signal)) ?? job;
     return { job: latest, answered: TERMINAL_STATUSES.includes(latest.status) };
   }
@@ -128,15 +128,13 @@ export class CatalogJobService {
       createdBy: how.actor,
       dedupeKey: how.dedupeKey ?? null,
     };
-    return quietly(
-      this.jobs.enqueueExclusive(input, (jobId) => [
-        this.db
-          .update(catalogConnections)
-          .set({ syncStatus: "running", lastSyncJobId: jobId, syncRequestedAt: now })
-          .where(and(eq(catalogConnections.id, row.id), jobExists(jobId))),
-        ...(asked.mode === "incremental" ? [this.knownTables(jobId, row.id, asked.catalog)] : []),
-      ]),
-    );
+    return this.jobs.enqueueExclusive(input, (jobId) => [
+      this.db
+        .update(catalogConnections)
+        .set({ syncStatus: "running", lastSyncJobId: jobId, syncRequestedAt: now })
+        .where(and(eq(catalogConnections.id, row.id), jobExists(jobId))),
+      ...(asked.mode === "incremental" ? [this.knownTables(jobId, row.id, asked.catalog)] : []),
+    ]);
   }
 
   /**
@@ -153,22 +151,6 @@ export class CatalogJobService {
         payload: sql`json_set(${jobs.payload}, '$.known', ${known})` as unknown as Record<string, unknown>,
       })
       .where(eq(jobs.id, jobId));
-  }
-}
-
-/**
- * Runs a write whose parameters hold credentials (a job's payload): a failure is rethrown without
- * them, since drizzle's query errors quote every parameter and the 500 handler logs the error.
- */
-async function quietly<T>(work: Promise<T>): Promise<T> {
-  try {
-    return await work;
-  } catch (err) {
-    if (err instanceof Error && "params" in err) {
-      const cause = err.cause instanceof Error ? err.cause.message : "a database error";
-      throw new Error(`a catalog job could not be queued: ${cause}`);
-    }
-    throw err;
   }
 }
 

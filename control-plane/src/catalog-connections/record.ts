@@ -13,7 +13,11 @@
  * 4. marks deleted (`deleted_at` = the job's end) the connection's live tables this job did not
  *    report, within the payload's `catalog` when it named one: gone from the catalog, or now below
  *    the minimum size;
- * 5. sets the connection `completed`, `last_synced_at` = the job's end, no error.
+ * 5. for the Lakesmith tables linked to a synced table now marked deleted (and not flagged yet):
+ *    disables their schedules and sets `catalog_table_deleted_at` = the job's end; a linked
+ *    table whose synced table is live again loses the flag (its schedules stay as the user left
+ *    them). Nothing is deleted; the linked tables are found by the `tables_catalog_idx` index;
+ * 6. sets the connection `completed`, `last_synced_at` = the job's end, no error.
  *
  * A failed or cancelled sync (by the agent, a cancel, the reaper after the last attempt) sets the
  * connection `failed` with the job's error and touches no table. Only the connection's latest
@@ -24,11 +28,11 @@
  * tables there (some thousands with the catalog's detail); on libSQL the agent's message is the bound.
  */
 import { CatalogSyncResultSchema } from "@lakesmith/shared/catalogs";
-import { and, eq, isNull, ne, type SQL, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, isNull, ne, type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "../db/index.ts";
 import { insertSelect } from "../db/insert-select.ts";
-import { catalogConnections, catalogTables, type Job, jobs } from "../db/schema.ts";
+import { catalogConnections, catalogTables, type Job, jobs, lakeTables, schedules } from "../db/schema.ts";
 import type { FinishHook } from "../jobs/kinds.ts";
 
 /** What the hook reads of the payload; the rest (the credentials) may be purged already. */
@@ -69,6 +73,7 @@ export const recordSync: FinishHook = ({ db }, job, end, ended) => {
       schemas: result.schemas.length,
     }),
     writer.markUnreported(),
+    ...writer.stopLinkedTables(),
     db
       .update(catalogConnections)
       .set({
@@ -178,6 +183,30 @@ class SyncWriter {
           >,
       })
       .where(and(eq(jobs.id, this.job.id), this.ended));
+  }
+
+  /** Disables the schedules of linked tables whose synced table is newly marked deleted, flags them; unflags those back. */
+  stopLinkedTables(): Statements {
+    const syncedTable = (deleted: boolean) => sql`exists (select 1 from ${catalogTables} ct
+      where ct.connection_id = ${this.connectionId} and ct.full_name = ${lakeTables.catalogFullName}
+        and ct.deleted_at is ${sql.raw(deleted ? "not null" : "null")})`;
+    const linked = eq(lakeTables.catalogConnectionId, this.connectionId);
+    const newlyGone = and(linked, isNull(lakeTables.catalogTableDeletedAt), syncedTable(true), this.ended);
+    const goneTables = this.db.select({ id: lakeTables.id }).from(lakeTables).where(newlyGone);
+    return [
+      this.db
+        .update(schedules)
+        .set({ enabled: false, updatedAt: this.finishedAt as unknown as Date })
+        .where(and(inArray(schedules.tableId, goneTables), eq(schedules.enabled, true))),
+      this.db
+        .update(lakeTables)
+        .set({ catalogTableDeletedAt: this.finishedAt as unknown as Date })
+        .where(newlyGone),
+      this.db
+        .update(lakeTables)
+        .set({ catalogTableDeletedAt: null })
+        .where(and(linked, isNotNull(lakeTables.catalogTableDeletedAt), syncedTable(false), this.ended)),
+    ];
   }
 
   markUnreported(): Statements[number] {

@@ -1,9 +1,12 @@
 /**
  * The `crunch` and `optimize` job kinds. Both rewrite the table and commit to its log, so a table
  * runs one of them at a time: a manual trigger while one is active is a 409 (`crunch/service.ts`),
- * and a schedule's run (or a retry) waits queued until the active one ends.
+ * and a schedule's run (or a retry) waits queued until the active one ends. A catalog-managed
+ * table's job commits through its catalog (`catalog`): its agent must be allowed the catalog's
+ * endpoints too, and the client secret is purged at the job's end.
  */
 import { type CrunchKind, CrunchPayloadSchema } from "@lakesmith/shared/jobs";
+import { CATALOG_REF_SECRETS, catalogRefEndpoints } from "../catalog-connections/ref-needs.ts";
 import { defineJobKind, tableScope } from "../jobs/kinds.ts";
 
 /** The exclusivity group of the jobs that rewrite a table. */
@@ -14,7 +17,8 @@ const crunchLike = (kind: CrunchKind) =>
     kind,
     label: kind,
     payload: CrunchPayloadSchema,
-    needs: (payload) => ({ locations: [payload.uri] }),
+    needs: (payload) => ({ locations: [payload.uri], endpoints: catalogRefEndpoints(payload.catalog) }),
+    secrets: CATALOG_REF_SECRETS,
     exclusive: {
       group: REWRITE_GROUP,
       grain: "table",

@@ -11,6 +11,7 @@
 import type { Clock } from "@lakesmith/shared";
 import { CRUNCH_KINDS, type CrunchKind, type CrunchPayload } from "@lakesmith/shared/jobs";
 import { and, count, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import type { CatalogTableRefs } from "../catalog-connections/table-ref.ts";
 import type { ConfigService } from "../config/service.ts";
 import type { Db } from "../db/index.ts";
 import { type Job, type JobStatus, jobs, type LakeTable } from "../db/schema.ts";
@@ -35,6 +36,7 @@ export class CrunchService {
     private readonly jobs: JobService,
     private readonly tables: TableService,
     private readonly config: ConfigService,
+    private readonly catalogRefs: CatalogTableRefs,
   ) {}
 
   /**
@@ -136,6 +138,7 @@ export class CrunchService {
             start: addDays(today, -(trigger.lookback_start ?? 0)),
             end: addDays(today, -(trigger.lookback_end ?? 0)),
           };
+    const catalog = await this.catalogRefs.of(table);
     const clusterColumns =
       trigger.cluster_columns !== undefined
         ? clusterColumnNames(trigger.cluster_columns).names
@@ -144,6 +147,7 @@ export class CrunchService {
       table_id: table.id,
       uri: table.uri,
       format: table.format,
+      ...(catalog ? { catalog } : {}),
       ...(dateRange ? { date_range: dateRange } : {}),
       ...(backfill && recipe?.date_filter_column ? { backfill_col: recipe.date_filter_column } : {}),
       target_file_size_mb: table.targetFileSizeMb,

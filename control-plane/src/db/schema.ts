@@ -159,6 +159,14 @@ export const lakeTables = sqliteTable(
      * it existed are filled in by the bootstrap.
      */
     locationKey: text("location_key"),
+    /**
+     * The catalog connection and synced table (`catalog_tables.full_name`) the table was onboarded
+     * through; null for a table registered by its URI. Its jobs load and commit it through that catalog.
+     */
+    catalogConnectionId: text("catalog_connection_id"),
+    catalogFullName: text("catalog_full_name"),
+    /** When a catalog sync marked the linked synced table deleted (its schedules were disabled then). */
+    catalogTableDeletedAt: integer("catalog_table_deleted_at", { mode: "timestamp_ms" }),
     onboardingStatus: text("onboarding_status", { enum: ONBOARDING_STATUSES }).notNull().default("pending"),
     onboardingError: text("onboarding_error"),
     onboardingJobId: text("onboarding_job_id"),
@@ -179,6 +187,10 @@ export const lakeTables = sqliteTable(
     index("tables_status_name_idx").on(t.onboardingStatus, t.name),
     // Empty once the bootstrap has filled older rows: the start-up probe for them reads nothing.
     index("tables_location_unset_idx").on(t.id).where(sql`${t.locationKey} is null`),
+    // Only linked tables: what a catalog sync's end looks up by connection.
+    index("tables_catalog_idx")
+      .on(t.catalogConnectionId, t.catalogFullName)
+      .where(sql`${t.catalogConnectionId} is not null`),
   ],
 );
 

@@ -111,7 +111,7 @@ export function insertStatement(
 
 /** Queues a job. With a `dedupeKey` that already exists, returns the existing job instead. */
 export async function enqueue(engine: Engine, input: NewJob): Promise<{ job: Job; created: boolean }> {
-  const [job] = await insertStatement(engine, input);
+  const [job] = await withoutSecrets(engine, input, () => insertStatement(engine, input));
   if (job) {
     engine.notifyWork();
     return { job, created: true };
@@ -140,6 +140,24 @@ async function firstConflict(engine: Engine, id: string, routing: Routing, table
     )
     .limit(1);
   return active;
+}
+
+/**
+ * Runs the insert of a job whose kind declares secret payload fields (`JobKind.secrets`: a catalog's
+ * credentials): a failure is rethrown without the query's parameters, which drizzle's errors quote
+ * and the 500 handler logs.
+ */
+async function withoutSecrets<T>(engine: Engine, input: NewJob, work: () => Promise<T>): Promise<T> {
+  if (!engine.kinds.of(input.kind).secrets?.length) return work();
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof Error && "params" in err) {
+      const cause = err.cause instanceof Error ? err.cause.message : "a database error";
+      throw new Error(`a '${input.kind}' job could not be queued: ${cause}`);
+    }
+    throw err;
+  }
 }
 
 /** Holds while the job `id` exists: the guard of statements batched with its insert. */
@@ -176,11 +194,9 @@ export async function enqueueExclusive(
       ),
     )
     .returning({ id: jobs.id });
-  const [[created], withdrawn] = await engine.db.batch([
-    insertStatement(engine, input, id, routing),
-    withdraw,
-    ...(alongside?.(id) ?? []),
-  ]);
+  const [[created], withdrawn] = await withoutSecrets(engine, input, () =>
+    engine.db.batch([insertStatement(engine, input, id, routing), withdraw, ...(alongside?.(id) ?? [])]),
+  );
   if (withdrawn.length > 0 || !created) return { active: await firstConflict(engine, id, routing, tableId) };
   engine.notifyWork();
   return { job: created };

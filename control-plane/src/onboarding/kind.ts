@@ -1,10 +1,12 @@
 /**
  * The `onboarding` job kind: an agent allowed to read the table inspects it and reports its recipe.
  * Its end moves the table (`onboarding/service.ts` states the table's states), in the batch that
- * ends the job; only the table's latest onboarding job can move it.
+ * ends the job; only the table's latest onboarding job can move it. A catalog-managed table's job
+ * carries its catalog reference (`catalog`, with the client secret the job's end purges).
  */
 import { ONBOARDING_KIND, OnboardingPayloadSchema, OnboardingRecipeSchema } from "@lakesmith/shared/jobs";
 import { and, eq, inArray } from "drizzle-orm";
+import { CATALOG_REF_SECRETS, catalogRefEndpoints } from "../catalog-connections/ref-needs.ts";
 import { lakeTables } from "../db/schema.ts";
 import { defineJobKind, type FinishHook } from "../jobs/kinds.ts";
 
@@ -56,7 +58,9 @@ export const onboardingKind = defineJobKind({
   kind: ONBOARDING_KIND,
   label: "onboarding",
   payload: OnboardingPayloadSchema,
-  needs: (payload) => ({ locations: [payload.uri] }),
+  // A catalog-managed table is read through its catalog too: the agent must be allowed both.
+  needs: (payload) => ({ locations: [payload.uri], endpoints: catalogRefEndpoints(payload.catalog) }),
   finish,
+  secrets: CATALOG_REF_SECRETS,
   retry: { maxAttempts: 3 },
 });

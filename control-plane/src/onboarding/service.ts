@@ -17,6 +17,7 @@
 import { type Clock, newId } from "@lakesmith/shared";
 import { ONBOARDING_KIND, type OnboardingPayload } from "@lakesmith/shared/jobs";
 import { and, eq, isNull } from "drizzle-orm";
+import type { CatalogTableRefs } from "../catalog-connections/table-ref.ts";
 import type { Db } from "../db/index.ts";
 import { type Job, type LakeTable, lakeTables } from "../db/schema.ts";
 import { conflict, notFound } from "../http/problem.ts";
@@ -47,15 +48,28 @@ export class OnboardingService {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly jobs: JobService,
+    private readonly catalogRefs: CatalogTableRefs,
   ) {}
 
-  /** A new onboarding job for a table, as an id and an insert to batch with the caller's writes. */
-  job(
-    table: Pick<LakeTable, "id" | "uri" | "format" | "priority">,
+  /**
+   * A new onboarding job for a table, as an id and an insert to batch with the caller's writes; a
+   * catalog-managed table's carries its catalog reference.
+   */
+  async job(
+    table: Pick<
+      LakeTable,
+      "id" | "name" | "uri" | "format" | "priority" | "catalogConnectionId" | "catalogFullName"
+    >,
     options: { trigger: string; createdBy: string | null; dedupeKey?: string },
   ) {
     const id = newId("job");
-    const payload: OnboardingPayload = { table_id: table.id, uri: table.uri, format: table.format };
+    const catalog = await this.catalogRefs.of(table);
+    const payload: OnboardingPayload = {
+      table_id: table.id,
+      uri: table.uri,
+      format: table.format,
+      ...(catalog ? { catalog } : {}),
+    };
     const insert = this.jobs.insertStatement(
       jobOnTable(table, {
         kind: ONBOARDING_KIND,
@@ -80,7 +94,7 @@ export class OnboardingService {
   async retry(tableId: string, actor: string | null): Promise<OnboardingState> {
     const { table } = await this.status(tableId);
     if (table.onboardingStatus !== "failed") throw notRetryable(table);
-    const job = this.job(table, {
+    const job = await this.job(table, {
       trigger: "onboarding_retry",
       createdBy: actor,
       // Two retries racing on the same failed job queue one new job between them.

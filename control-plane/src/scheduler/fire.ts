@@ -12,6 +12,8 @@
  * 1. `insertJobs`: one queued job per due schedule whose slot has not fired (`last_slot`), with the
  *    dedupe key `scheduleDedupeKey(id, slot)`; a key that exists already is skipped, so a second
  *    tick or a second control plane inserts nothing.
+ *    A catalog-managed table's job is held (`CATALOG_HOLD`) until `linked.ts` adds its catalog
+ *    reference, in the same tick.
  * 2. `moveOn`: sets `last_slot` and `next_run_at` of the same schedules. After (1) in the same
  *    transaction every slot of the chunk has its job (inserted now, or by a tick before), so no
  *    schedule is moved past a slot without its job. It reads no table row, only that it exists.
@@ -38,7 +40,14 @@ const jobId = sql.raw("'job_' || lower(hex(randomblob(10)))");
 /** Columns the job's payload needs besides the slot; `moveOn` reads none of them. */
 const PAYLOAD_COLUMNS = sql.raw(`s.table_id, s.job_type, s.schedule_type, s.lookback_start, s.lookback_end,
            s.backfill_col, s.backfill_start_date, s.backfill_end_date,
-           t.uri, t.location_key, t.format, t.priority, t.target_file_size_mb, t.parquet_v2, t.recipe,`);
+           t.uri, t.location_key, t.format, t.priority, t.target_file_size_mb, t.parquet_v2, t.recipe,
+           t.catalog_connection_id,`);
+
+/**
+ * The `not_before` of a catalog-managed table's scheduled job until `linked.ts` gives it its
+ * catalog reference (decrypted credentials: not made in SQL): no offer picks it before then.
+ */
+export const CATALOG_HOLD = new Date(Date.UTC(9999, 11, 31));
 
 /**
  * A whole number or a `YYYY-MM-DD` date written into the SQL text, not bound: drizzle's D1 batch
@@ -157,7 +166,8 @@ export function insertJobs(now: Date, limit: number, settings: FireSettings, rou
            json_array(due.location_key),
            case due.job_type ${exclusion} end,
            json_array('table:' || due.table_id || '/'),
-           'schedule:' || due.id || ':' || due.slot, 'schedule', due.id, ${t}, ${t}, ${t}
+           'schedule:' || due.id || ':' || due.slot, 'schedule', due.id,
+           case when due.catalog_connection_id is null then ${t} else ${literal(CATALOG_HOLD.getTime())} end, ${t}, ${t}
     from due
     where due.slot is not null and due.slot is not due.last_slot
     on conflict (dedupe_key) do nothing`;

@@ -12,7 +12,8 @@
  *    (`ON CONFLICT DO NOTHING`: a second tick or a second control plane inserts nothing), and move
  *    the schedules on (`next_run_at` to the next date's run time; null after a backfill). See
  *    `fire.ts`.
- * 3. Repeat while a chunk was full.
+ * 3. Repeat while a chunk was full; then give the held jobs of catalog-managed tables their
+ *    catalog reference and release them (`linked.ts`).
  * 4. Catalog connections' step (`catalog-connections/scheduled.ts`): a full sync for each
  *    active connection whose interval has passed since its latest sync was asked for (at most 100
  *    a tick, each keyed so two ticks queue one), and a cancel for connection tests no agent took.
@@ -38,6 +39,7 @@ import {
   type ScheduledRouting,
   scheduledRouting,
 } from "./fire.ts";
+import type { LinkedTick } from "./linked.ts";
 
 export interface TickResult {
   /** Due schedules moved on by this tick. */
@@ -46,6 +48,8 @@ export interface TickResult {
   fired: number;
   /** Scheduled catalog syncs queued, and connection tests cancelled for want of an agent. */
   catalogs: CatalogTick;
+  /** Held jobs of catalog-managed tables released with their catalog reference, or cancelled. */
+  linked: LinkedTick;
   reaped: { offers: number; leases: number; cancelled: number };
 }
 
@@ -58,6 +62,8 @@ export interface SchedulerOptions {
   chunkSize?: number;
   /** The catalog connections' step; none when absent. */
   catalogs?: { tick(now: Date): Promise<CatalogTick> };
+  /** The release of catalog-managed tables' held jobs; none when absent. */
+  linked?: { tick(now: Date): Promise<LinkedTick> };
 }
 
 export class Scheduler {
@@ -98,12 +104,13 @@ export class Scheduler {
         if (changes(moved) < this.chunkSize) break;
       }
     }
+    const linked = (await this.options.linked?.tick(now)) ?? { released: 0, cancelled: 0 };
     const catalogs = (await this.options.catalogs?.tick(now)) ?? { syncs: 0, expiredTests: 0 };
     const reaped = await this.jobs.reap();
     // Always: besides what this tick fired or reaped, jobs whose retry backoff ended since the last
     // tick are offerable now, and on Workers nothing else would tell the hub.
     this.jobs.notifyWork();
-    return { due, fired, catalogs, reaped };
+    return { due, fired, catalogs, linked, reaped };
   }
 }
 

@@ -16,6 +16,7 @@ import { preparedSelect } from "../db/statement-cache.ts";
 import { ApiError, conflict, type FieldError, notFound } from "../http/problem.ts";
 import type { SlotService } from "../slots/service.ts";
 import type { TableService } from "../tables/service.ts";
+import { vacuumKind } from "../vacuum/kind.ts";
 import {
   BACKFILL_FIELDS,
   DAILY_FIELDS,
@@ -67,6 +68,8 @@ export class ScheduleService {
         `job_type: ${jobType} works on ${FORMATS_OF[jobType].join(" or ")} tables; '${table.name}' is ${table.format}.`,
         [{ path: "job_type", message: `not available for ${table.format} tables` }],
       );
+    const refusal = jobType === "vacuum" ? vacuumKind.precondition?.(table) : undefined;
+    if (refusal) throw conflict(refusal.message);
     if (body.schedule_type === "daily" && body.enabled) await this.checkSlot(body.run_time_utc as string);
     const now = this.clock.now();
     const daily = body.schedule_type === "daily";

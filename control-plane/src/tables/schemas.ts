@@ -69,6 +69,17 @@ export const TableSchema = z
     target_file_size_mb: z.number().int(),
     parquet_v2: z.boolean().openapi({ description: PARQUET_V2 }),
     inventory_report_uri: z.string().nullable(),
+    catalog_connection_id: z.string().nullable().openapi({
+      description:
+        "The catalog connection the table was onboarded through; null for a table registered by its URI.",
+    }),
+    catalog_table: z.string().nullable().openapi({
+      description: "The synced table (`full_name`) it is linked to; null for a table registered by its URI.",
+    }),
+    catalog_table_deleted: z.boolean().openapi({
+      description:
+        "True once a catalog sync no longer reported the linked table: its schedules were disabled and its jobs are refused (409); nothing was deleted. False for plain tables.",
+    }),
     onboarding_status: z.enum(ONBOARDING_STATUSES).openapi({
       description:
         "pending (inspection queued or running), active (schedules may be created), failed (see onboarding_error; POST /api/v1/onboarding/{table_id}/retry), retry (inspection queued again).",
@@ -99,10 +110,23 @@ export const TableSchema = z
 export const TableCreateSchema = z
   .strictObject({
     name: NameSchema,
-    uri: UriSchema,
-    format: z.enum(TABLE_FORMATS).default("delta").openapi({
+    uri: UriSchema.optional().openapi({
       description:
-        "delta (default), iceberg or hive. Vacuum needs delta or iceberg; partition expiration needs delta.",
+        "Where the table's data lives. Required unless the table is onboarded through a catalog connection; then, if given, it must equal the synced table's location.",
+    }),
+    format: z.enum(TABLE_FORMATS).optional().openapi({
+      description:
+        "delta (default), iceberg or hive. Vacuum needs delta or iceberg; partition expiration needs delta. A table onboarded through a catalog connection is iceberg (another value is a 422).",
+    }),
+    catalog_connection_id: z.string().min(1).max(64).optional().openapi({
+      description:
+        "Onboard a table a catalog connection synced, with `catalog_table`, instead of `uri` and `format`: the table takes the synced table's location as its uri and format iceberg, and every job that reads it (onboarding, crunch, optimize) loads and commits it through the catalog, so it goes only to agents allowed the catalog's endpoints too. Polaris connections and Iceberg tables only for now (else 422). Vacuum of such a table is refused (409: catalog-managed tables are vacuumed through their catalog, not supported yet), partition expiration too (422, Iceberg). When a sync no longer reports the table, its schedules are disabled and it shows `catalog_table_deleted: true`.",
+      example: "con_4k9x2m7q0c1v8b3n5z6t",
+    }),
+    catalog_table: z.string().min(1).max(1024).optional().openapi({
+      description:
+        "The synced table's `full_name` (`<catalog>.<schema>.<table>`), with `catalog_connection_id`.",
+      example: "lake.tpch.sf001.lineitem",
     }),
     priority: PrioritySchema.default("P2"),
     target_file_size_mb: TargetFileSizeSchema.default(512),

@@ -13,6 +13,7 @@
 import { type Clock, newId } from "@lakesmith/shared";
 import { LocationError, locationKey, tryLocationKey } from "@lakesmith/shared/locations";
 import { and, asc, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
+import type { CatalogTableRefs } from "../catalog-connections/table-ref.ts";
 import type { Db } from "../db/index.ts";
 import { inventoryHistory, type LakeTable, lakeTables, schedules } from "../db/schema.ts";
 import { preparedRows, preparedSelect, type StatementCache } from "../db/statement-cache.ts";
@@ -46,6 +47,7 @@ export class TableService {
     private readonly clock: Clock,
     private readonly jobs: JobService,
     private readonly onboarding: OnboardingService,
+    private readonly catalogRefs: CatalogTableRefs,
     private readonly statementCache?: StatementCache,
   ) {
     this.byId = preparedSelect(
@@ -174,16 +176,22 @@ export class TableService {
     return this.byId.get({ id });
   }
 
-  /** Registers a table and queues its onboarding; 409 when the name is taken. */
+  /**
+   * Registers a table and queues its onboarding; 409 when the name is taken. A table onboarded
+   * through a catalog connection takes the synced table's location and format (`location`).
+   */
   async create(input: TableCreate, actor: string | null): Promise<LakeTable> {
+    const { uri, format, link } = await this.location(input);
     const now = this.clock.now();
     const id = newId("tbl");
     const row = {
       id,
       name: input.name,
-      uri: input.uri,
-      locationKey: tableLocationKey(input.uri),
-      format: input.format,
+      uri,
+      locationKey: tableLocationKey(uri, link ? "catalog_table" : "uri"),
+      format,
+      catalogConnectionId: link?.catalog_connection_id ?? null,
+      catalogFullName: link?.catalog_table ?? null,
       priority: input.priority,
       targetFileSizeMb: input.target_file_size_mb,
       parquetV2: input.parquet_v2,
@@ -192,7 +200,7 @@ export class TableService {
       createdAt: now,
       updatedAt: now,
     };
-    const job = this.onboarding.job(row, { trigger: "table_created", createdBy: actor });
+    const job = await this.onboarding.job(row, { trigger: "table_created", createdBy: actor });
     const history = row.inventoryReportUri
       ? [this.historyInsert(row, null, row.inventoryReportUri, actor, now)]
       : [];
@@ -217,6 +225,33 @@ export class TableService {
     }
     this.jobs.notifyWork();
     return created[0] as LakeTable;
+  }
+
+  /**
+   * The new table's uri and format: as given, or the linked synced table's (422 naming the field
+   * when a link half is missing, the link is refused, or a given uri or format differs from it).
+   */
+  private async location(input: TableCreate) {
+    const { catalog_connection_id: connectionId, catalog_table: fullName } = input;
+    if (connectionId === undefined && fullName === undefined) {
+      if (input.uri === undefined)
+        throw invalidField("uri", "required (or give catalog_connection_id and catalog_table)");
+      return { uri: input.uri, format: input.format ?? "delta", link: undefined };
+    }
+    if (connectionId === undefined)
+      throw invalidField("catalog_connection_id", "required with catalog_table");
+    if (fullName === undefined) throw invalidField("catalog_table", "required with catalog_connection_id");
+    const link = { catalog_connection_id: connectionId, catalog_table: fullName };
+    const { synced } = await this.catalogRefs.linkOf(link);
+    const location = synced.location as string;
+    if (input.uri !== undefined && input.uri !== location)
+      throw invalidField(
+        "uri",
+        `differs from the location of '${fullName}' (${location}); leave uri out to take the catalog's`,
+      );
+    if (input.format !== undefined && input.format !== "iceberg")
+      throw invalidField("format", `'${fullName}' is an iceberg table; leave format out or send iceberg`);
+    return { uri: location, format: "iceberg" as const, link };
   }
 
   /** Updates priority, target file size and the inventory report URI (recorded when it changes). */
@@ -341,12 +376,12 @@ export function isUniqueViolation(err: unknown, target: string): boolean {
   return false;
 }
 
-/** The location key of a new table's URI; a URI that can't be read with certainty is a 422 on `uri`. */
-function tableLocationKey(uri: string): string {
+/** The location key of a new table's URI; a URI that can't be read with certainty is a 422 on `field`. */
+function tableLocationKey(uri: string, field: string): string {
   try {
     return locationKey(uri);
   } catch (err) {
-    if (err instanceof LocationError) throw invalidField("uri", `'${uri}' ${err.message}`);
+    if (err instanceof LocationError) throw invalidField(field, `'${uri}' ${err.message}`);
     throw err;
   }
 }

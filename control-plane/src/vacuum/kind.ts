@@ -15,6 +15,11 @@ export const vacuumKind = defineJobKind({
   needs: (payload) => ({ locations: [payload.uri] }),
   exclusive: { group: VACUUM_KIND, grain: "table", scopes: (payload) => [tableScope(payload.table_id)] },
   precondition: (table) => {
+    if (table.catalogConnectionId)
+      return {
+        status: 409,
+        message: `Table '${table.name}' is catalog-managed ('${table.catalogFullName}'): catalog-managed tables are vacuumed through their catalog, not supported yet.`,
+      };
     if (table.format !== "delta" && table.format !== "iceberg")
       return {
         status: 409,

@@ -1,0 +1,110 @@
+/**
+ * Tables onboarded through a catalog connection (`tables.catalog_connection_id`,
+ * `catalog_full_name`): which synced table a new one links to, and the one place a linked
+ * table's job payload gets its `catalog` (the Iceberg REST reference the agent loads and commits
+ * the table through).
+ *
+ * - Only Polaris connections and Iceberg synced tables can be linked for now; the table's `uri`
+ *   is the synced table's location and its format `iceberg`.
+ * - A reference carries the connection's decrypted client secret: the kinds that carry one
+ *   declare `CATALOG_REF_SECRETS` (`ref-needs.ts`), so no job view shows it and the job's end purges it.
+ * - A linked table whose connection or synced table is gone (or marked deleted) gets no job: 409.
+ */
+import type { IcebergRestCatalogRef } from "@lakesmith/shared/jobs";
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../db/index.ts";
+import { type CatalogConnection, type CatalogTable, catalogTables, type LakeTable } from "../db/schema.ts";
+import { conflict, invalidField } from "../http/problem.ts";
+import type { CatalogConnectionService } from "./service.ts";
+
+/** What a new table links to, as `POST /api/v1/tables` names it. */
+export interface CatalogLinkRequest {
+  catalog_connection_id: string;
+  catalog_table: string;
+}
+
+export class CatalogTableRefs {
+  constructor(
+    private readonly db: Db,
+    private readonly connections: CatalogConnectionService,
+  ) {}
+
+  /**
+   * The synced table a new table links to, with its location; 422 naming the field when the
+   * connection or the synced table does not exist (or is marked deleted), the connection is not
+   * Polaris or the synced table not Iceberg.
+   */
+  async linkOf(
+    request: CatalogLinkRequest,
+  ): Promise<{ connection: CatalogConnection; synced: CatalogTable }> {
+    const connection = await this.connections.find(request.catalog_connection_id);
+    if (!connection)
+      throw invalidField(
+        "catalog_connection_id",
+        `no catalog connection '${request.catalog_connection_id}' (list them with GET /api/v1/catalog-connections)`,
+      );
+    if (connection.type !== "polaris")
+      throw invalidField(
+        "catalog_connection_id",
+        `onboarding tables of ${connection.type} connections is not supported yet`,
+      );
+    const synced = await this.synced(connection.id, request.catalog_table);
+    if (!synced || synced.deletedAt)
+      throw invalidField(
+        "catalog_table",
+        `connection '${connection.name}' has no ${synced ? "live " : ""}synced table '${request.catalog_table}' ` +
+          `(sync it with POST /api/v1/catalog-connections/${connection.id}/sync, then list GET /api/v1/catalog-connections/${connection.id}/tables)`,
+      );
+    if (synced.format !== "iceberg")
+      throw invalidField(
+        "catalog_table",
+        `'${synced.fullName}' is a ${synced.format ?? "unknown-format"} table; tables of a Polaris connection are onboarded as Iceberg tables only`,
+      );
+    if (!synced.location)
+      throw invalidField("catalog_table", `the catalog states no location for '${synced.fullName}'`);
+    return { connection, synced };
+  }
+
+  /**
+   * The `catalog` of a job payload on `table`: undefined for a table registered by its URI; 409
+   * when its connection or synced table is gone or marked deleted.
+   *
+   * @example const catalog = await refs.of(table); const payload = { ...base, ...(catalog ? { catalog } : {}) };
+   */
+  async of(
+    table: Pick<LakeTable, "name" | "catalogConnectionId" | "catalogFullName">,
+  ): Promise<IcebergRestCatalogRef | undefined> {
+    if (!table.catalogConnectionId || !table.catalogFullName) return undefined;
+    const connection = await this.connections.find(table.catalogConnectionId);
+    const synced = connection ? await this.synced(connection.id, table.catalogFullName) : undefined;
+    if (!connection || !synced || synced.deletedAt)
+      throw conflict(
+        `Table '${table.name}' is managed by catalog table '${table.catalogFullName}', which ` +
+          (connection
+            ? "the latest catalog sync no longer reported"
+            : "belongs to a deleted catalog connection") +
+          "; no job can load it. Sync the connection again, or delete the table.",
+      );
+    const credentials = await this.connections.credentialsOf(connection);
+    if (credentials.type !== "polaris") throw new Error(`connection ${connection.id} is not polaris`);
+    return {
+      type: "iceberg_rest",
+      uri: credentials.catalog_url,
+      ...(credentials.warehouse ? { warehouse: credentials.warehouse } : {}),
+      namespace: synced.schema.split("."),
+      table: synced.name,
+      client_id: credentials.client_id,
+      client_secret: credentials.client_secret,
+      ...(credentials.token_url ? { token_url: credentials.token_url } : {}),
+      ...(credentials.scope ? { scope: credentials.scope } : {}),
+    };
+  }
+
+  private async synced(connectionId: string, fullName: string): Promise<CatalogTable | undefined> {
+    const [row] = await this.db
+      .select()
+      .from(catalogTables)
+      .where(and(eq(catalogTables.connectionId, connectionId), eq(catalogTables.fullName, fullName)));
+    return row;
+  }
+}
