@@ -13,12 +13,7 @@
  *   summary, so a retry finds its own commit and files Lakesmith wrote are known by the snapshot
  *   that added them.
  */
-import {
-  type CrunchResult,
-  CrunchResultSchema,
-  type CrunchSettings,
-  type IcebergRestCatalogRef,
-} from "@lakesmith/shared/jobs";
+import { type CrunchResult, CrunchResultSchema, type CrunchSettings } from "@lakesmith/shared/jobs";
 import { partitionFolder, partitionPath } from "../crunch/partition-path.ts";
 import { WRITTEN_BY_TAG } from "../crunch/plan.ts";
 import { sqlString, type TableColumn } from "../engine/index.ts";
@@ -27,19 +22,14 @@ import {
   currentSchema,
   duckdbColumns,
   encodeValue,
-  formatDate,
-  formatTimestamp,
   humanString,
   IcebergError,
   type IcebergTable as IcebergMetadata,
   type IcebergSchema,
-  type IcebergType,
   type IcebergValue,
   icebergRefusals,
   isPrimitive,
-  keyOfPath,
   loadIcebergTable,
-  locationMismatch,
   type ManifestEntry,
   metadataVersion,
   type NewDataFile,
@@ -49,13 +39,11 @@ import {
   resultType,
   type SnapshotFiles,
 } from "../iceberg/index.ts";
-import {
-  type CatalogTableRef,
-  commitReplaceThroughCatalog,
-  RestCatalogClient,
-} from "../iceberg/rest/index.ts";
+import { type CatalogTableRef, commitReplaceThroughCatalog } from "../iceberg/rest/index.ts";
 import { JobError } from "../registry.ts";
 import { ConflictError } from "./conflict.ts";
+import { catalogTable, loadFromCatalog } from "./iceberg-catalog.ts";
+import { boundValue, dateText, fieldIdsLiteral, recipeType } from "./iceberg-values.ts";
 import type { FormatContext, NewFile, Rewrite, Table, TableFile, TableFormat } from "./types.ts";
 
 /** Snapshot summary keys Lakesmith writes. */
@@ -79,43 +67,6 @@ export const icebergFormat: TableFormat = {
     return new IcebergTable(ctx, metadata, files, catalog);
   },
 };
-
-/** The catalog client and table name a job's catalog reference names. */
-function catalogTable(ref: IcebergRestCatalogRef): CatalogTableRef {
-  const auth = ref.token
-    ? { token: ref.token }
-    : ref.client_id && ref.client_secret
-      ? {
-          clientId: ref.client_id,
-          clientSecret: ref.client_secret,
-          ...(ref.token_url ? { tokenUrl: ref.token_url } : {}),
-          ...(ref.scope ? { scope: ref.scope } : {}),
-        }
-      : undefined;
-  const client = new RestCatalogClient({
-    uri: ref.uri,
-    ...(ref.warehouse ? { warehouse: ref.warehouse } : {}),
-    ...(auth ? { auth } : {}),
-  });
-  return { client, namespace: ref.namespace, name: ref.table };
-}
-
-/** The table's metadata as its catalog serves it, read like a file-found table's. */
-async function loadFromCatalog(
-  store: FormatContext["store"],
-  catalog: CatalogTableRef,
-): Promise<IcebergMetadata> {
-  const loaded = await catalog.client.loadTable(catalog.namespace, catalog.name);
-  const metadataKey = loaded.metadataLocation
-    ? (keyOfPath(loaded.metadataLocation, loaded.metadata.location, store.uri) ?? loaded.metadataLocation)
-    : "";
-  return {
-    storeUri: store.uri,
-    metadataKey,
-    metadata: loaded.metadata,
-    locationMismatch: locationMismatch(loaded.metadata.location, store.uri),
-  };
-}
 
 /** One Iceberg snapshot behind the seam. */
 export class IcebergTable implements Table {
@@ -371,76 +322,6 @@ function recordedResult(summary: Record<string, string>): CrunchResult | null {
   } catch {
     return null;
   }
-}
-
-/**
- * A bound the writer's statistics give exactly, as an Iceberg value; null where they don't (or
- * might not): a wrong bound makes readers skip rows, a missing one only costs skipping. Integers
- * beyond 2^53, timestamps (the statistics keep milliseconds), decimals and binary get none.
- */
-function boundValue(type: IcebergType, value: unknown): IcebergValue | null {
-  if (value === undefined || value === null || type.kind !== "primitive") return null;
-  switch (type.name) {
-    case "int":
-      return typeof value === "number" && Number.isSafeInteger(value) ? value : null;
-    case "long":
-      return typeof value === "number" && Number.isSafeInteger(value) ? BigInt(value) : null;
-    case "float":
-    case "double":
-      return typeof value === "number" && Number.isFinite(value) ? value : null;
-    case "date":
-      return typeof value === "string" && /^\d{4}-\d{2}-\d{2}$/.test(value) ? daysOf(value) : null;
-    case "string":
-      return typeof value === "string" ? value : null;
-    default:
-      return null;
-  }
-}
-
-function daysOf(date: string): number {
-  return Math.round(Date.parse(`${date}T00:00:00Z`) / 86_400_000);
-}
-
-/** `2026-01-01` for a date, an ISO timestamp for a timestamp; undefined for other types. */
-function dateText(type: IcebergType, value: IcebergValue): string | undefined {
-  if (type.kind !== "primitive") return undefined;
-  if (type.name === "date" && typeof value === "number") return formatDate(value);
-  if (typeof value !== "bigint") return undefined;
-  if (type.name === "timestamp" || type.name === "timestamptz") return formatTimestamp(value, 1_000_000n);
-  if (type.name === "timestamp_ns" || type.name === "timestamptz_ns")
-    return formatTimestamp(value, 1_000_000_000n);
-  return undefined;
-}
-
-/** An Iceberg type in the recipe's words (Delta's type names, which onboarding's inference reads). */
-function recipeType(type: IcebergType): string {
-  if (type.kind === "decimal" || type.kind === "fixed") return type.kind === "decimal" ? "decimal" : "binary";
-  if (type.kind !== "primitive") return type.kind;
-  const names: Partial<Record<string, string>> = {
-    int: "integer",
-    timestamptz: "timestamp",
-    timestamp: "timestamp_ntz",
-    timestamptz_ns: "timestamp",
-    timestamp_ns: "timestamp_ntz",
-  };
-  return names[type.name] ?? type.name;
-}
-
-/** DuckDB's `FIELD_IDS` value for the schema: every column, struct field, list element and map key/value. */
-function fieldIdsLiteral(schema: IcebergSchema): string {
-  const quote = (name: string) => `'${name.replaceAll("'", "''")}'`;
-  const nested = (id: number, type: IcebergType): string => {
-    const children =
-      type.kind === "struct"
-        ? type.fields.map((f) => `${quote(f.name)}: ${nested(f.id, f.type)}`)
-        : type.kind === "list"
-          ? [`element: ${nested(type.elementId, type.element)}`]
-          : type.kind === "map"
-            ? [`key: ${nested(type.keyId, type.key)}`, `value: ${nested(type.valueId, type.value)}`]
-            : [];
-    return children.length === 0 ? String(id) : `{__duckdb_field_id: ${id}, ${children.join(", ")}}`;
-  };
-  return `{${schema.fields.map((f) => `${quote(f.name)}: ${nested(f.id, f.type)}`).join(", ")}}`;
 }
 
 /** Metadata no later attempt can read, as a permanent failure with the reason. */
