@@ -14,6 +14,7 @@ import { guard } from "./auth/guard.ts";
 import { authRoutes } from "./auth/routes.ts";
 import { catalogBrowseRoutes } from "./catalog-connections/browse-routes.ts";
 import { catalogConnectionRoutes } from "./catalog-connections/routes.ts";
+import { catalogRoutes } from "./catalogs/routes.ts";
 import { configRoutes } from "./config/routes.ts";
 import { crunchRoutes } from "./crunch/routes.ts";
 import { docsRoutes } from "./docs/routes.ts";
@@ -83,6 +84,7 @@ export function buildApp(services: Services, options: AppOptions = {}) {
   app.route("/", pendingDeletionRoutes);
   app.route("/", catalogConnectionRoutes);
   app.route("/", catalogBrowseRoutes);
+  app.route("/", catalogRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
@@ -124,4 +126,6 @@ too many failed logins (with \`Retry-After\`). A 413 leaves a keep-alive connect
 (the server reads and drops the rest of the body), except for a body that declares more than 4 times the
 limit in its \`Content-Length\`, whose 413 says \`Connection: close\`.
 
-**Lists** take \`offset\` and \`limit\` and answer \`{items, total, offset, limit}\`.`;
+**Lists** take \`offset\` and \`limit\` and answer \`{items, total, offset, limit}\`, except the catalog browse of
+\`/api/v1/catalogs\` (resource-management API), which pages by keyset: it takes \`page_size\` and \`page_token\` and
+answers \`{items, total, page_size, next_page_token}\`.`;

@@ -12,6 +12,7 @@ import { CatalogJobService } from "./catalog-connections/jobs.ts";
 import { CatalogSchedule } from "./catalog-connections/scheduled.ts";
 import { CatalogConnectionService } from "./catalog-connections/service.ts";
 import { CatalogTableRefs } from "./catalog-connections/table-ref.ts";
+import { CatalogDirectory } from "./catalogs/directory.ts";
 import { ConfigService } from "./config/service.ts";
 import { CrunchService } from "./crunch/service.ts";
 import type { Db } from "./db/index.ts";
@@ -94,6 +95,8 @@ export interface Services {
   /** Tests and syncs of catalog connections. */
   catalogJobs: CatalogJobService;
   catalogBrowser: CatalogBrowser;
+  /** Document 2's browse of every connection's catalogs. */
+  catalogDirectory: CatalogDirectory;
   scheduler: Scheduler;
   hub: Hub;
   agentGateway: AgentGateway | undefined;
@@ -156,6 +159,7 @@ export function createServices(deps: AppDeps): Services {
     catalogConnections,
     catalogJobs,
     catalogBrowser: new CatalogBrowser(deps.db),
+    catalogDirectory: new CatalogDirectory(deps.db),
     scheduler: new Scheduler(deps.db, clock, jobs, config, {
       catalogs: new CatalogSchedule(deps.db, catalogJobs, cancel),
       linked: new LinkedJobRelease(deps.db, jobs, tables, catalogRefs, cancel),

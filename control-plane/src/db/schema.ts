@@ -549,6 +549,10 @@ export const catalogTables = sqliteTable(
     index("catalog_tables_size_idx").on(t.connectionId, t.sizeBytes),
     index("catalog_tables_updated_idx").on(t.connectionId, t.updatedAt),
     index("catalog_tables_synced_idx").on(t.connectionId, t.syncedAt),
+    // Document 2's tables of one catalog, live only, paged by keyset on full_name (`catalogs/`).
+    index("catalog_tables_live_idx")
+      .on(t.connectionId, t.catalog, t.fullName)
+      .where(sql`${t.deletedAt} is null`),
   ],
 );
 

@@ -1,0 +1,1 @@
+CREATE INDEX `catalog_tables_live_idx` ON `catalog_tables` (`connection_id`,`catalog`,`full_name`) WHERE "catalog_tables"."deleted_at" is null;
