@@ -121,7 +121,10 @@ export function syncJobView(job: Job): SyncJobWire {
   };
 }
 
-export function catalogTableView(row: CatalogTable) {
+/** What the list of synced tables reads of a row: not the catalog's own record (`detail`). */
+export type CatalogTableListRow = Omit<CatalogTable, "connectionId" | "detail" | "syncJobId">;
+
+export function catalogTableView(row: CatalogTableListRow) {
   return {
     full_name: row.fullName,
     catalog: row.catalog,

@@ -553,6 +553,24 @@ export const catalogTables = sqliteTable(
     index("catalog_tables_live_idx")
       .on(t.connectionId, t.catalog, t.fullName)
       .where(sql`${t.deletedAt} is null`),
+    // Document 1's list of live tables, one per sort key, each ending in the tie-break full_name:
+    // the page's keys and its total are read from the index alone, never from the rows (whose
+    // `detail` spills into overflow pages ahead of `deleted_at`).
+    index("catalog_tables_live_full_name_idx")
+      .on(t.connectionId, t.fullName)
+      .where(sql`${t.deletedAt} is null`),
+    index("catalog_tables_live_name_idx")
+      .on(t.connectionId, t.name, t.fullName)
+      .where(sql`${t.deletedAt} is null`),
+    index("catalog_tables_live_size_idx")
+      .on(t.connectionId, t.sizeBytes, t.fullName)
+      .where(sql`${t.deletedAt} is null`),
+    index("catalog_tables_live_updated_idx")
+      .on(t.connectionId, t.updatedAt, t.fullName)
+      .where(sql`${t.deletedAt} is null`),
+    index("catalog_tables_live_synced_idx")
+      .on(t.connectionId, t.syncedAt, t.fullName)
+      .where(sql`${t.deletedAt} is null`),
   ],
 );
 

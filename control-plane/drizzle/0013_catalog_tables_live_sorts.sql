@@ -1,0 +1,5 @@
+CREATE INDEX `catalog_tables_live_full_name_idx` ON `catalog_tables` (`connection_id`,`full_name`) WHERE "catalog_tables"."deleted_at" is null;--> statement-breakpoint
+CREATE INDEX `catalog_tables_live_name_idx` ON `catalog_tables` (`connection_id`,`name`,`full_name`) WHERE "catalog_tables"."deleted_at" is null;--> statement-breakpoint
+CREATE INDEX `catalog_tables_live_size_idx` ON `catalog_tables` (`connection_id`,`size_bytes`,`full_name`) WHERE "catalog_tables"."deleted_at" is null;--> statement-breakpoint
+CREATE INDEX `catalog_tables_live_updated_idx` ON `catalog_tables` (`connection_id`,`updated_at`,`full_name`) WHERE "catalog_tables"."deleted_at" is null;--> statement-breakpoint
+CREATE INDEX `catalog_tables_live_synced_idx` ON `catalog_tables` (`connection_id`,`synced_at`,`full_name`) WHERE "catalog_tables"."deleted_at" is null;
