@@ -50,7 +50,7 @@ export function tokenSource(
   if (auth === undefined) return { token: async () => undefined, refused: () => false, secrets: () => [] };
   if ("token" in auth)
     return { token: async () => auth.token, refused: () => false, secrets: () => [auth.token] };
-  return new ClientCredentials(auth, auth.tokenUrl ?? `${uri}/v1/oauth/tokens`, http, clock);
+  return clientCredentials(auth, auth.tokenUrl ?? `${uri}/v1/oauth/tokens`, http, clock);
 }
 
 const TokenResponse = z.object({
@@ -61,15 +61,26 @@ const TokenResponse = z.object({
 
 const MAX_REFRESH_MARGIN_MS = 60_000;
 
-class ClientCredentials implements TokenSource {
+/** A token endpoint's answer: the token and how long it lives, if the endpoint says. */
+export interface IssuedToken {
+  token: string;
+  expiresInS: number | undefined;
+}
+
+/**
+ * An OAuth token, fetched by `exchange` and cached as the module comment says: one at a time,
+ * replaced before it expires, dropped when refused. `credentials` (the client secret and the
+ * like) and every token issued are listed by `secrets()`; `exchange` is given that list so its
+ * errors can leave them out.
+ */
+export class OAuthTokens implements TokenSource {
   private current: { token: string; refreshAtMs: number | undefined } | undefined;
   private pending: Promise<string> | undefined;
   private readonly issued: string[] = [];
 
   constructor(
-    private readonly auth: ClientCredentialsAuth,
-    private readonly tokenUrl: string,
-    private readonly http: HttpOptions,
+    private readonly credentials: readonly string[],
+    private readonly exchange: (secrets: string[]) => Promise<IssuedToken>,
     private readonly clock: Clock,
   ) {}
 
@@ -89,42 +100,58 @@ class ClientCredentials implements TokenSource {
   }
 
   secrets(): string[] {
-    return [this.auth.clientSecret, ...this.issued];
+    return [...this.credentials, ...this.issued];
   }
 
   private async fetchToken(): Promise<string> {
-    const exchange: Exchange = {
-      operation: "getToken",
-      method: "POST",
-      url: this.tokenUrl,
-      contentType: "application/x-www-form-urlencoded",
-      body: new URLSearchParams({
-        grant_type: "client_credentials",
-        client_id: this.auth.clientId,
-        client_secret: this.auth.clientSecret,
-        scope: this.auth.scope ?? "catalog",
-      }).toString(),
-    };
     const requestedAt = this.clock.now().getTime();
-    const answer = await send(this.http, exchange);
-    if (answer.status !== 200) {
-      const hint =
-        answer.status === 400 || answer.status === 401
-          ? "check the client id and secret, and the token URL"
-          : undefined;
-      throw statusError(exchange, answer, this.secrets(), hint);
-    }
-    const parsed = TokenResponse.safeParse(parseOrUndefined(answer.text));
-    if (!parsed.success) throw malformed(exchange, "OAuthTokenResponse");
-    const { access_token: token, expires_in: expiresIn } = parsed.data;
+    const { token, expiresInS } = await this.exchange(this.secrets());
     this.issued.push(token);
     if (this.issued.length > 8) this.issued.shift();
     this.current = {
       token,
-      refreshAtMs: expiresIn === undefined ? undefined : refreshAt(requestedAt, expiresIn),
+      refreshAtMs: expiresInS === undefined ? undefined : refreshAt(requestedAt, expiresInS),
     };
     return token;
   }
+}
+
+/** The token in a token endpoint's answer `text`; a malformed answer is a `malformed` error naming `what`. */
+export function issuedToken(exchange: Exchange, text: string, what: string): IssuedToken {
+  const parsed = TokenResponse.safeParse(parseOrUndefined(text));
+  if (!parsed.success) throw malformed(exchange, what);
+  return { token: parsed.data.access_token, expiresInS: parsed.data.expires_in };
+}
+
+/** The client credentials flow of the Iceberg REST spec: the client's id and secret in the form. */
+function clientCredentials(auth: ClientCredentialsAuth, tokenUrl: string, http: HttpOptions, clock: Clock) {
+  return new OAuthTokens(
+    [auth.clientSecret],
+    async (secrets) => {
+      const exchange: Exchange = {
+        operation: "getToken",
+        method: "POST",
+        url: tokenUrl,
+        contentType: "application/x-www-form-urlencoded",
+        body: new URLSearchParams({
+          grant_type: "client_credentials",
+          client_id: auth.clientId,
+          client_secret: auth.clientSecret,
+          scope: auth.scope ?? "catalog",
+        }).toString(),
+      };
+      const answer = await send(http, exchange);
+      if (answer.status !== 200) {
+        const hint =
+          answer.status === 400 || answer.status === 401
+            ? "check the client id and secret, and the token URL"
+            : undefined;
+        throw statusError(exchange, answer, secrets, hint);
+      }
+      return issuedToken(exchange, answer.text, "OAuthTokenResponse");
+    },
+    clock,
+  );
 }
 
 /** When to replace a token issued at `issuedAtMs` that lives `expiresInS` seconds. */
