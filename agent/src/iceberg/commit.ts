@@ -26,18 +26,18 @@ import {
   rewrittenManifest,
   type WrittenManifest,
 } from "./commit-manifests.ts";
-import { IcebergError } from "./errors.ts";
 import { stringifyJson } from "./json.ts";
-import { METADATA_DIR, VERSION_HINT_KEY } from "./locate.ts";
+import { METADATA_DIR } from "./locate.ts";
 import type { ManifestEntry } from "./manifest.ts";
 import type { ManifestFile } from "./manifest-list.ts";
 import { encodeManifestList } from "./manifest-write.ts";
-import { MAX_FORMAT_VERSION } from "./refusals.ts";
+import { publishMetadata, withPreviousFile, writableTable, writableVersion } from "./metadata-file.ts";
 import type { SnapshotFiles } from "./snapshot-files.ts";
 import { type IcebergTable, keyOf } from "./table.ts";
 import type { IcebergValue } from "./values.ts";
 
 export type { NewDataFile } from "./commit-manifests.ts";
+export { metadataVersion } from "./metadata-file.ts";
 
 export interface ReplaceCommit {
   /**
@@ -57,22 +57,9 @@ export type CommitOutcome =
   | { committed: true; metadataKey: string; version: number; snapshotId: bigint; sequenceNumber: number }
   | { committed: false; reason: "exists" | "conflict" };
 
-const VERSIONED = /^v(\d+)(?:\.gz)?\.metadata\.json(?:\.gz)?$/;
 const MAX_SNAPSHOT_ID = (1n << 63n) - 1n;
 /** Manifests read (to rewrite, or to describe a v1 one) at a time. */
 const MANIFEST_CONCURRENCY = 16;
-/** Iceberg's default for `write.metadata.previous-versions-max`. */
-const METADATA_LOG_MAX = 100;
-
-/**
- * The version N of a path-based table's current metadata file `metadata/vN.metadata.json` (or its
- * gzip names), or null when it is named otherwise (`00003-<uuid>.metadata.json`: a catalog's).
- */
-export function metadataVersion(table: IcebergTable): number | null {
-  if (!table.metadataKey.startsWith(METADATA_DIR)) return null;
-  const m = VERSIONED.exec(table.metadataKey.slice(METADATA_DIR.length));
-  return m ? Number(m[1]) : null;
-}
 
 /**
  * Commits a snapshot that swaps `removed` for `added` on top of `base`: a `replace`, or an
@@ -90,22 +77,9 @@ export async function commitReplace(
 ): Promise<CommitOutcome> {
   const version = writableVersion(table);
   const prepared = await prepareSnapshot(store, table, change);
-  const metadataKey = `${METADATA_DIR}v${version + 1}.metadata.json`;
-  const result = await store.writeIfAbsent(metadataKey, stringifyJson(prepared.metadata, 2));
-  if (!result.written) return { committed: false, reason: result.reason };
-  try {
-    await store.write(VERSION_HINT_KEY, String(version + 1));
-  } catch {
-    // The commit stands: v<N+1> exists. A reader that trusts the stale hint sees version N until
-    // the next writer updates it (Iceberg's own reader walks forward from the hint).
-  }
-  return {
-    committed: true,
-    metadataKey,
-    version: version + 1,
-    snapshotId: prepared.snapshotId,
-    sequenceNumber: prepared.sequenceNumber,
-  };
+  const outcome = await publishMetadata(store, version, prepared.metadata);
+  if (!outcome.committed) return outcome;
+  return { ...outcome, snapshotId: prepared.snapshotId, sequenceNumber: prepared.sequenceNumber };
 }
 
 /** A snapshot written (manifests and manifest list) but not yet committed. */
@@ -210,34 +184,6 @@ async function snapshotManifests(
   return { written, listed };
 }
 
-/** Why the agent must not write the table's files: a format version it does not write, a location elsewhere. */
-function writableTable(table: IcebergTable): void {
-  const where = `${table.storeUri}${table.metadataKey}`;
-  if (table.metadata.formatVersion > MAX_FORMAT_VERSION)
-    throw new IcebergError(
-      "unsupported",
-      `${where} is format version ${table.metadata.formatVersion}; the agent commits to versions 1 and 2`,
-    );
-  if (table.locationMismatch)
-    throw new IcebergError(
-      "unsupported",
-      `the table records its location as ${table.locationMismatch.recorded} but is read from ${table.locationMismatch.store}; new files would be recorded where they are not`,
-    );
-}
-
-/** The current metadata's version N, or why the agent must not commit to the table by file. */
-function writableVersion(table: IcebergTable): number {
-  writableTable(table);
-  const where = `${table.storeUri}${table.metadataKey}`;
-  const version = metadataVersion(table);
-  if (version === null)
-    throw new IcebergError(
-      "unsupported",
-      `${where} is not named v<N>.metadata.json, so a catalog tracks the table; commit through the catalog`,
-    );
-  return version;
-}
-
 /**
  * The live entries of `base` for the removed paths, by path. Throws where the caller's change does
  * not fit the table: `base` not current, a path not live, an added key that is live or not plain.
@@ -314,11 +260,7 @@ function nextMetadata(
     },
   ];
   raw["snapshot-log"] = [...list(raw["snapshot-log"]), { "timestamp-ms": now, "snapshot-id": to.snapshotId }];
-  const keep = Number(metadata.properties["write.metadata.previous-versions-max"] ?? METADATA_LOG_MAX);
-  raw["metadata-log"] = [
-    ...list(raw["metadata-log"]),
-    { "timestamp-ms": metadata.lastUpdatedMs, "metadata-file": at.previous },
-  ].slice(-Math.max(1, keep));
+  raw["metadata-log"] = withPreviousFile(table, at.previous);
   const refs = (raw.refs ?? {}) as Record<string, Record<string, unknown>>;
   raw.refs = { ...refs, main: { ...refs.main, "snapshot-id": to.snapshotId, type: "branch" } };
   return raw;

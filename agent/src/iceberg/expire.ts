@@ -10,15 +10,11 @@
  *   `last-updated-ms` moves to `nowMs` (never back).
  * Refused before anything is written: removing the current snapshot or `main`, a ref left naming a
  * removed snapshot, and the tables `commitReplace` refuses (v3+, moved, catalog-named metadata).
- * The commit is `commit.ts`'s: `metadata/v<N+1>.metadata.json` with `writeIfAbsent`, then the version
- * hint. Losing the race returns `{ committed: false }`: reload, decide again, retry. Nothing is deleted.
+ * The commit is `metadata-file.ts`'s, as for a replace: `metadata/v<N+1>.metadata.json` with
+ * `writeIfAbsent`, then the version hint. Losing the race returns `{ committed: false }`: reload, decide again, retry. Nothing is deleted.
  */
 import type { ObjectStore } from "../store/index.ts";
-import { metadataVersion } from "./commit.ts";
-import { IcebergError } from "./errors.ts";
-import { stringifyJson } from "./json.ts";
-import { METADATA_DIR, VERSION_HINT_KEY } from "./locate.ts";
-import { MAX_FORMAT_VERSION } from "./refusals.ts";
+import { type PublishOutcome, publishMetadata, withPreviousFile, writableVersion } from "./metadata-file.ts";
 import type { IcebergTable } from "./table.ts";
 
 export interface SnapshotExpiry {
@@ -29,12 +25,7 @@ export interface SnapshotExpiry {
   nowMs: number;
 }
 
-export type ExpireOutcome =
-  | { committed: true; metadataKey: string; version: number }
-  | { committed: false; reason: "exists" | "conflict" };
-
-/** Iceberg's default for `write.metadata.previous-versions-max`. */
-const METADATA_LOG_MAX = 100;
+export type ExpireOutcome = PublishOutcome;
 
 /**
  * Commits the metadata without the expired snapshots and refs.
@@ -48,39 +39,8 @@ export async function expireSnapshots(
   table: IcebergTable,
   expiry: SnapshotExpiry,
 ): Promise<ExpireOutcome> {
-  const version = expirableVersion(table);
-  const metadata = metadataWithout(table, expiry);
-  const metadataKey = `${METADATA_DIR}v${version + 1}.metadata.json`;
-  const result = await store.writeIfAbsent(metadataKey, stringifyJson(metadata, 2));
-  if (!result.written) return { committed: false, reason: result.reason };
-  try {
-    await store.write(VERSION_HINT_KEY, String(version + 1));
-  } catch {
-    // The commit stands: v<N+1> exists, and readers walk forward from a stale hint.
-  }
-  return { committed: true, metadataKey, version: version + 1 };
-}
-
-/** The current metadata's version N, or why the agent must not write the table's metadata. */
-function expirableVersion(table: IcebergTable): number {
-  const where = `${table.storeUri}${table.metadataKey}`;
-  if (table.metadata.formatVersion > MAX_FORMAT_VERSION)
-    throw new IcebergError(
-      "unsupported",
-      `${where} is format version ${table.metadata.formatVersion}; the agent writes versions 1 and 2`,
-    );
-  if (table.locationMismatch)
-    throw new IcebergError(
-      "unsupported",
-      `the table records its location as ${table.locationMismatch.recorded} but is read from ${table.locationMismatch.store}`,
-    );
-  const version = metadataVersion(table);
-  if (version === null)
-    throw new IcebergError(
-      "unsupported",
-      `${where} is not named v<N>.metadata.json, so a catalog tracks the table; expire snapshots through the catalog`,
-    );
-  return version;
+  const version = writableVersion(table);
+  return publishMetadata(store, version, metadataWithout(table, expiry));
 }
 
 /** The next metadata JSON: the current one less the expired snapshots and refs. */
@@ -121,11 +81,7 @@ function metadataWithout(table: IcebergTable, expiry: SnapshotExpiry): Record<st
   raw["snapshot-log"] = log.slice(lastGone + 1);
 
   const location = metadata.location.replace(/\/+$/, "");
-  const keep = Number(metadata.properties["write.metadata.previous-versions-max"] ?? METADATA_LOG_MAX);
-  raw["metadata-log"] = [
-    ...list(raw["metadata-log"]),
-    { "timestamp-ms": metadata.lastUpdatedMs, "metadata-file": `${location}/${table.metadataKey}` },
-  ].slice(-Math.max(1, keep));
+  raw["metadata-log"] = withPreviousFile(table, `${location}/${table.metadataKey}`);
   raw["last-updated-ms"] = Math.max(expiry.nowMs, metadata.lastUpdatedMs);
   return raw;
 }
