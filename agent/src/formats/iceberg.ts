@@ -60,7 +60,7 @@ export const icebergFormat: TableFormat = {
       ? loadFromCatalog(ctx.store, catalog)
       : loadIcebergTable(ctx.store)
     ).catch((err: unknown) => {
-      throw permanentError(err, ctx.store.uri);
+      throw permanentIcebergError(err, ctx.store.uri);
     });
     const files =
       metadata.metadata.currentSnapshotId === null ? null : await readSnapshotFiles(ctx.store, metadata);
@@ -324,19 +324,21 @@ function recordedResult(summary: Record<string, string>): CrunchResult | null {
   }
 }
 
-/** Metadata no later attempt can read, as a permanent failure with the reason. */
-function permanentError(err: unknown, uri: string): unknown {
-  if (!(err instanceof IcebergError)) return err;
+/**
+ * Metadata no later attempt can read, as a permanent failure with the reason: any `IcebergError`
+ * but a missing snapshot (a writer's cleanup may be in flight). Anything else (the store failing)
+ * is returned as it is. Every Iceberg job reads metadata errors through this.
+ */
+export function permanentIcebergError(err: unknown, uri: string): unknown {
+  if (!(err instanceof IcebergError) || err.code === "missing_snapshot") return err;
   const table = uri.replace(/\/$/, "");
   if (err.code === "not_a_table")
     return new JobError(
       `${table} is not an Iceberg table: ${err.message}. Point the table's URI at the folder that holds metadata/`,
       { retryable: false, cause: err },
     );
-  if (err.code === "unsupported" || err.code === "corrupt")
-    return new JobError(`the Iceberg metadata of ${table} can't be read: ${err.message}`, {
-      retryable: false,
-      cause: err,
-    });
-  return err;
+  return new JobError(`the Iceberg metadata of ${table} can't be read: ${err.message}`, {
+    retryable: false,
+    cause: err,
+  });
 }

@@ -11,7 +11,9 @@
  *    and the references of its snapshots are added: within the job a path only gains references.
  *    Per-key errors are `failed` with the store's message.
  */
+
 import type { HardDeletePayload, HardDeleteResult } from "@lakesmith/shared/maintenance";
+import { permanentIcebergError } from "../formats/iceberg.ts";
 import { type IcebergTable, keyOfPath, METADATA_DIR } from "../iceberg/index.ts";
 import { type JobContext, JobError } from "../registry.ts";
 import type { ObjectStore } from "../store/index.ts";
@@ -23,12 +25,7 @@ import {
   type LiveReferences,
   type Outcome,
 } from "./delete-batches.ts";
-import {
-  isMetadataKey,
-  loadIcebergForDeletion,
-  permanentError,
-  SnapshotReferences,
-} from "./iceberg-table.ts";
+import { isMetadataKey, loadIcebergForDeletion, SnapshotReferences } from "./iceberg-table.ts";
 import { headAll, type MaintenanceOptions } from "./table.ts";
 
 export async function runIcebergHardDelete(
@@ -97,7 +94,7 @@ class References implements LiveReferences {
     try {
       await this.reader.read(table, table.metadata.snapshots, this.signal);
     } catch (err) {
-      throw permanentError(err, this.store.uri);
+      throw permanentIcebergError(err, this.store.uri);
     }
     for (const snapshot of table.metadata.snapshots) {
       const missing = this.reader.missingOf(snapshot);

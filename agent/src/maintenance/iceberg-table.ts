@@ -11,9 +11,10 @@
  *   and manifest is read once (16 at a time), however many snapshots share it; a reader kept across
  *   metadata versions reads only what is new.
  */
+
 import { DEFAULT_SNAPSHOT_RETENTION_HOURS } from "@lakesmith/shared/maintenance";
+import { permanentIcebergError } from "../formats/iceberg.ts";
 import {
-  IcebergError,
   type IcebergTable,
   keyOf,
   loadIcebergTable,
@@ -44,7 +45,7 @@ export async function loadIcebergForDeletion(
   try {
     table = await loadIcebergTable(store);
   } catch (err) {
-    throw permanentError(err, store.uri);
+    throw permanentIcebergError(err, store.uri);
   }
   const version = metadataVersion(table);
   const refusal = deletionRefusal(table, version);
@@ -66,15 +67,6 @@ function deletionRefusal(table: IcebergTable, version: number | null): string | 
   if (metadata.properties["gc.enabled"]?.toLowerCase() === "false")
     return "the table sets gc.enabled=false: its files may be shared with other tables, so none is proposed or deleted";
   return null;
-}
-
-/** Metadata the agent can't read, as a permanent failure; anything else (the store failing) as it is. */
-export function permanentError(err: unknown, uri: string): unknown {
-  if (!(err instanceof IcebergError) || err.code === "missing_snapshot") return err;
-  return new JobError(`the Iceberg metadata of ${uri.replace(/\/$/, "")} can't be read: ${err.message}`, {
-    retryable: false,
-    cause: err,
-  });
 }
 
 export interface IcebergRetention {

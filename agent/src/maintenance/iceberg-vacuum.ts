@@ -21,12 +21,14 @@
  * root, `payload.keep`. A dry run plans exactly the same and commits nothing. Memory: each
  * manifest's live paths once, plus each snapshot's manifest list.
  */
+
 import {
   ORPHAN_MIN_AGE_HOURS,
   type VacuumFile,
   type VacuumPayload,
   type VacuumResult,
 } from "@lakesmith/shared/maintenance";
+import { permanentIcebergError } from "../formats/iceberg.ts";
 import { expireSnapshots, type IcebergTable, type Snapshot } from "../iceberg/index.ts";
 import { type JobContext, JobError } from "../registry.ts";
 import type { ObjectStore } from "../store/index.ts";
@@ -37,7 +39,6 @@ import {
   icebergRetention,
   isMetadataKey,
   loadIcebergForDeletion,
-  permanentError,
   SnapshotReferences,
 } from "./iceberg-table.ts";
 import { comparePaths, HOUR_MS, headAll, isProtectedKey, type MaintenanceOptions, nowOf } from "./table.ts";
@@ -95,7 +96,7 @@ export async function runIcebergVacuum(
       signal: ctx.signal,
       progress: ctx.progress,
     }).catch((err) => {
-      throw permanentError(err, store.uri);
+      throw permanentIcebergError(err, store.uri);
     });
     log.info(
       { files: plan.files.length, bytes: plan.bytes, kept: plan.kept, version, expired: plan.expired.length },
