@@ -25,7 +25,6 @@
  */
 import { fork } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { Agent, get } from "node:http";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -36,6 +35,7 @@ import { startUnityCatalog, type UnityCatalogServer } from "../../agent/test/sup
 import { startNodeServer } from "../../control-plane/src/adapter/node-server.ts";
 import { type ChildAgent, spawnAgent } from "../support/agents.ts";
 import { benchFolder, exitOnInterrupt, onShutdown, stopProcess } from "./lifecycle.ts";
+import { cpuMs, openLoop } from "./open-loop.ts";
 
 const ADMIN_KEY = `lsk_${"d".repeat(40)}`;
 
@@ -330,10 +330,13 @@ async function bench(): Promise<void> {
           Math.min(max, 9900),
         ],
       ];
-      await openLoop(port, runs[0]?.[1] ?? (() => base), max, RATE, 2); // warm-up
+      const headers = { authorization: `Bearer ${ADMIN_KEY}` };
+      const load = (path: (offset: number) => string, maxOffset: number, seconds: number) =>
+        openLoop({ port, path, headers, maxOffset, rate: RATE, seconds });
+      await load(runs[0]?.[1] ?? (() => base), max, 2); // warm-up
       for (const [label, path, maxOffset] of runs) {
         const cpuBefore = cpuMs(plane.pid);
-        const r = await openLoop(port, path, maxOffset, RATE, DURATION_S);
+        const r = await load(path, maxOffset, DURATION_S);
         const cpu = (cpuMs(plane.pid) - cpuBefore) / r.count;
         say(
           `  ${label.padEnd(44)} p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms ` +
@@ -377,80 +380,6 @@ function counts(result: Record<string, unknown>): string {
     .filter((k) => result[k] !== undefined)
     .map((k) => `${k} ${result[k]}`)
     .join(", ");
-}
-
-/** Open loop: Poisson arrivals at `rate` for `seconds`, at most 10 requests in flight. */
-async function openLoop(
-  port: number,
-  path: (offset: number) => string,
-  maxOffset: number,
-  rate: number,
-  seconds: number,
-) {
-  const next = random(42);
-  const agent = new Agent({ keepAlive: true, maxSockets: 10 });
-  const latencies: number[] = [];
-  let errors = 0;
-  const send = (due: number, offset: number) =>
-    new Promise<void>((resolve) => {
-      const req = get(
-        {
-          host: "127.0.0.1",
-          port,
-          path: path(offset),
-          headers: { authorization: `Bearer ${ADMIN_KEY}` },
-          agent,
-        },
-        (res) => {
-          res.resume();
-          res.on("end", () => {
-            if (res.statusCode !== 200) errors++;
-            latencies.push(performance.now() - due);
-            resolve();
-          });
-        },
-      );
-      req.on("error", () => {
-        errors++;
-        resolve();
-      });
-    });
-  const start = performance.now();
-  const inFlight: Promise<void>[] = [];
-  for (let due = start; due < start + seconds * 1000; due += (-Math.log(1 - next()) * 1000) / rate) {
-    const wait = due - performance.now();
-    if (wait > 1) await sleep(wait);
-    // The agent queues a request while all 10 sockets are busy; its wait counts from `due`.
-    inFlight.push(send(due, Math.floor(next() * maxOffset)));
-  }
-  await Promise.all(inFlight);
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) =>
-    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-  return { p50: at(0.5), p99: at(0.99), count: latencies.length, errors };
-}
-
-/** A seeded generator (mulberry32), so two runs send the same arrivals and offsets. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
-/** CPU time (user + system) the process has used, in ms; NaN where /proc is missing. */
-function cpuMs(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return Number.NaN;
-  }
 }
 
 /** Resets a process's peak resident memory (Linux: VmHWM), so the next peak is the next step's. */

@@ -23,12 +23,10 @@
  * schedules, not the total: compare the rows of the two sizes.
  */
 import { type ChildProcess, fork } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { Agent, get } from "node:http";
-import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { stopProcess } from "./lifecycle.ts";
+import { cpuMs, openLoop } from "./open-loop.ts";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 /**
@@ -66,17 +64,6 @@ function once<T>(child: ChildProcess, pick: (m: Record<string, unknown>) => bool
   });
 }
 
-/** CPU time (user + system) the process has used, in ms; NaN where /proc is missing. */
-function cpuMs(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    // utime and stime, fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return Number.NaN;
-  }
-}
-
 async function list(ready: Ready, pid: number | undefined, maxOffset: number, connections = 10) {
   const cpuBefore = cpuMs(pid);
   const result = await autocannon({
@@ -103,68 +90,23 @@ async function list(ready: Ready, pid: number | undefined, maxOffset: number, co
   };
 }
 
-/** A seeded generator (mulberry32), so two runs send the same arrivals and offsets. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 /** Open loop: Poisson arrivals at `rate` for DURATION_S, at most 10 requests in flight. */
-async function openLoop(ready: Ready, pid: number | undefined, maxOffset: number, rate: number) {
-  const next = random(42);
-  const agent = new Agent({ keepAlive: true, maxSockets: 10 });
-  const latencies: number[] = [];
-  let errors = 0;
-  const send = (due: number, offset: number) =>
-    new Promise<void>((resolve) => {
-      const req = get(
-        {
-          host: "127.0.0.1",
-          port: ready.port,
-          path: `/api/v1/tables?status=active&limit=100&offset=${offset}`,
-          headers: { authorization: `Bearer ${ready.key}` },
-          agent,
-        },
-        (res) => {
-          res.resume();
-          res.on("end", () => {
-            if (res.statusCode !== 200) errors++;
-            latencies.push(performance.now() - due);
-            resolve();
-          });
-        },
-      );
-      req.on("error", () => {
-        errors++;
-        resolve();
-      });
-    });
+async function openLoopRun(ready: Ready, pid: number | undefined, maxOffset: number, rate: number) {
   const cpuBefore = cpuMs(pid);
-  const start = performance.now();
-  const inFlight: Promise<void>[] = [];
-  for (let due = start; due < start + DURATION_S * 1000; due += (-Math.log(1 - next()) * 1000) / rate) {
-    const wait = due - performance.now();
-    if (wait > 1) await sleep(wait);
-    // The agent queues a request while all 10 sockets are busy; its wait counts from `due`.
-    inFlight.push(send(due, Math.floor(next() * maxOffset)));
-  }
-  await Promise.all(inFlight);
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) =>
-    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+  const r = await openLoop({
+    port: ready.port,
+    path: (offset) => `/api/v1/tables?status=active&limit=100&offset=${offset}`,
+    headers: { authorization: `Bearer ${ready.key}` },
+    maxOffset,
+    rate,
+    seconds: DURATION_S,
+  });
   return {
-    cpuPerRequest: (cpuMs(pid) - cpuBefore) / latencies.length,
-    rps: latencies.length / DURATION_S,
-    p50: at(0.5),
-    p99: at(0.99),
-    errors,
+    cpuPerRequest: (cpuMs(pid) - cpuBefore) / r.count,
+    rps: r.count / DURATION_S,
+    p50: r.p50,
+    p99: r.p99,
+    errors: r.errors,
   };
 }
 
@@ -181,7 +123,7 @@ for (const size of SIZES) {
     await list(ready, child.pid, 1000); // warm-up
     const shallow = await list(ready, child.pid, 1000);
     const deep = await list(ready, child.pid, anywhere);
-    const paced = await openLoop(ready, child.pid, anywhere, RATE);
+    const paced = await openLoopRun(ready, child.pid, anywhere, RATE);
     const single = await list(ready, child.pid, anywhere, 1);
     const ticks: Record<string, TickFigures> = {};
     for (const due of ["none", "minute", "some", "all"] as const) {
@@ -189,7 +131,7 @@ for (const size of SIZES) {
       ticks[due] = await once<TickFigures>(child, (m) => m.tick === due);
     }
     const f = (n: number) => n.toFixed(1).padStart(7);
-    const run = (r: Awaited<ReturnType<typeof openLoop>>) =>
+    const run = (r: Awaited<ReturnType<typeof openLoopRun>>) =>
       `p50 ${f(r.p50)} ms  p99 ${f(r.p99)} ms  ${r.rps.toFixed(0).padStart(6)} req/s  server CPU ${r.cpuPerRequest.toFixed(2)} ms/req  errors ${r.errors}`;
     rows.push(
       `${String(size).padStart(7)} tables (seeded in ${(ready.seedMs / 1000).toFixed(1)} s)`,
