@@ -25,7 +25,7 @@ export const partitionExpirationKind = defineJobKind({
       : {
           status: 422,
           field: "format",
-          message: `Table '${table.name}' is a ${table.format} table; partition expiration works on Delta tables only (it commits removes to the Delta log).`,
+          message: `Table '${table.name}' is ${table.format === "iceberg" ? "an Iceberg" : "a Hive"} table; partition expiration works on Delta tables only (it commits removes to the Delta log).`,
         },
   finish: recordExpiredFiles,
   retry: { maxAttempts: 3 },
