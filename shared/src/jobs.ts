@@ -50,13 +50,37 @@ export const IcebergRestCatalogRefSchema = z.object({
 });
 export type IcebergRestCatalogRef = z.infer<typeof IcebergRestCatalogRefSchema>;
 
+/**
+ * The Hive Metastore a table is registered in: the agent reads the table (and its partitions) from
+ * the metastore and commits by swapping locations there (a Hive table's partitions; an Iceberg
+ * table's `metadata_location`), under a metastore lock. The password travels only inside a job's
+ * payload.
+ */
+export const HiveMetastoreTableRefSchema = z.object({
+  type: z.literal("hive_metastore"),
+  /** `thrift://host:port`. */
+  uri: z.string().regex(/^thrift:\/\/[^/:]+(:\d+)?\/?$/, "a thrift://host:port URI"),
+  database: z.string().min(1),
+  table: z.string().min(1),
+  username: z.string().min(1).optional(),
+  password: z.string().min(1).optional(),
+});
+export type HiveMetastoreTableRef = z.infer<typeof HiveMetastoreTableRefSchema>;
+
+/** Where a catalog-managed table is loaded from and committed through. */
+export const CatalogRefSchema = z.discriminatedUnion("type", [
+  IcebergRestCatalogRefSchema,
+  HiveMetastoreTableRefSchema,
+]);
+export type CatalogRef = z.infer<typeof CatalogRefSchema>;
+
 const tableRef = {
   table_id: z.string().min(1),
   /** `<scheme>://<bucket>/<path>` of the table's data. */
   uri: z.string().min(1),
   format: z.enum(["delta", "iceberg", "hive"]),
-  /** Iceberg tables a REST catalog tracks: where to load and commit them. */
-  catalog: IcebergRestCatalogRefSchema.optional(),
+  /** Tables a catalog tracks (an Iceberg REST catalog, a Hive Metastore): where to load and commit them. */
+  catalog: CatalogRefSchema.optional(),
 };
 
 /** Onboarding: inspect the table at `uri` and report its recipe. */

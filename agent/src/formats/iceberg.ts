@@ -55,6 +55,13 @@ export const SUMMARY_SETTINGS = "lakesmith.settings";
 export const icebergFormat: TableFormat = {
   name: "iceberg",
   async load(ctx: FormatContext): Promise<Table> {
+    if (ctx.catalog?.type === "hive_metastore")
+      throw new JobError(
+        "Iceberg tables registered in a Hive Metastore can't be loaded by this agent version yet",
+        {
+          retryable: false,
+        },
+      );
     const catalog = ctx.catalog ? catalogTable(ctx.catalog) : null;
     const metadata = await (catalog
       ? loadFromCatalog(ctx.store, catalog)

@@ -14,7 +14,7 @@
  * Invariants every format keeps: files outside the table's root never appear in `files` (someone
  * else's data is never rewritten); a commit is all or nothing; nothing is ever deleted by a commit.
  */
-import type { CrunchResult, CrunchSettings, IcebergRestCatalogRef } from "@lakesmith/shared/jobs";
+import type { CatalogRef, CrunchResult, CrunchSettings } from "@lakesmith/shared/jobs";
 import type { Clock } from "@lakesmith/shared/time";
 import type { DeltaStats, Engine, TableColumn } from "../engine/index.ts";
 import type { ObjectStore } from "../store/index.ts";
@@ -103,8 +103,8 @@ export interface Rewrite {
 
 export interface FormatContext {
   store: ObjectStore;
-  /** The catalog that tracks the table, where one does (Iceberg REST): load and commit through it. */
-  catalog?: IcebergRestCatalogRef | undefined;
+  /** The catalog that tracks the table, where one does (Iceberg REST, Hive Metastore): load and commit through it. */
+  catalog?: CatalogRef | undefined;
   engine: Engine;
   /** A folder the format may use for its own files (log copies, checkpoints). */
   scratchDir: string;
