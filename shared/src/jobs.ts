@@ -247,6 +247,22 @@ export const CrunchSettingsSchema = z.object({
 export type CrunchSettings = z.infer<typeof CrunchSettingsSchema>;
 
 /**
+ * A Hive partition's (or unpartitioned table's) folder that a crunch swapped for a new one: the
+ * metastore now names `location`; `files` were the old folder's data files (paths relative to the
+ * table's root), which nothing references any more.
+ */
+export const SupersededFolderSchema = z.object({
+  /** `col=value/...`, `""` for an unpartitioned table. */
+  partition: z.string(),
+  /** The partition's values in partition-column order, as the metastore keys it; `[]` unpartitioned. */
+  values: z.array(z.string()),
+  previous_location: z.string(),
+  location: z.string(),
+  files: z.array(z.object({ path: z.string(), size: z.number().nonnegative() })),
+});
+export type SupersededFolder = z.infer<typeof SupersededFolderSchema>;
+
+/**
  * A crunch's result, reported with the job and aggregated by `GET /crunch/{id}/metrics`. DRR is the
  * percentage of the rewritten files' bytes saved: `100 * (1 - bytes_after / bytes_before)`.
  */
@@ -276,5 +292,10 @@ export const CrunchResultSchema = z.object({
   notes: z.array(z.string()).optional(),
   /** Where the time went: loading the log, choosing settings, rewriting and validating, uploading, committing. */
   phases_ms: z.record(z.string(), z.number().nonnegative()).optional(),
+  /**
+   * Hive tables: the folders the commit moved partitions (or the table) away from. Their files are
+   * no longer read by anyone and become pending deletions; recovering them moves the location back.
+   */
+  superseded: z.array(SupersededFolderSchema).optional(),
 });
 export type CrunchResult = z.infer<typeof CrunchResultSchema>;

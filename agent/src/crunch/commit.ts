@@ -33,7 +33,7 @@ export async function commitOutputs(job: CommitJob): Promise<CrunchResult> {
   for (let attempt = 1; ; attempt++) {
     const provisional = job.resultOf(null, kept);
     try {
-      const version = await table.commitRewrite({
+      const { version, superseded } = await table.commitRewrite({
         jobId: job.jobId,
         replaced: kept.flatMap((o) => o.removes),
         added: kept.flatMap((o) => o.adds),
@@ -41,7 +41,7 @@ export async function commitOutputs(job: CommitJob): Promise<CrunchResult> {
         result: provisional,
         predicate: job.predicate,
       });
-      return { ...provisional, committed_version: version };
+      return { ...provisional, committed_version: version, ...(superseded ? { superseded } : {}) };
     } catch (err) {
       if (!(err instanceof ConflictError) || attempt >= MAX_ATTEMPTS) throw err;
       table = await job.reload(attempt);

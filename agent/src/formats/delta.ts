@@ -28,7 +28,7 @@ import {
 } from "../delta/index.ts";
 import type { TableColumn } from "../engine/index.ts";
 import { JobError } from "../registry.ts";
-import type { FormatContext, Rewrite, Table, TableFile, TableFormat } from "./types.ts";
+import type { CommittedRewrite, FormatContext, Rewrite, Table, TableFile, TableFormat } from "./types.ts";
 
 export const deltaFormat: TableFormat = {
   name: "delta",
@@ -120,7 +120,7 @@ export class DeltaTable implements Table {
     };
   }
 
-  async commitRewrite(rewrite: Rewrite): Promise<number> {
+  async commitRewrite(rewrite: Rewrite): Promise<CommittedRewrite> {
     const { ctx } = this;
     const now = ctx.clock.now().getTime();
     const actions = [
@@ -153,7 +153,7 @@ export class DeltaTable implements Table {
       clock: ctx.clock,
       log: ctx.log,
     });
-    return version;
+    return { version };
   }
 
   private addOf(file: TableFile): AddFile {

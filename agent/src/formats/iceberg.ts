@@ -44,7 +44,7 @@ import { JobError } from "../registry.ts";
 import { ConflictError } from "./conflict.ts";
 import { catalogTable, loadFromCatalog } from "./iceberg-catalog.ts";
 import { boundValue, dateText, fieldIdsLiteral, recipeType } from "./iceberg-values.ts";
-import type { FormatContext, NewFile, Rewrite, Table, TableFile, TableFormat } from "./types.ts";
+import type { CommittedRewrite, FormatContext, NewFile, Rewrite, Table, TableFile, TableFormat } from "./types.ts";
 
 /** Snapshot summary keys Lakesmith writes. */
 export const SUMMARY_JOB_ID = "lakesmith.job-id";
@@ -205,7 +205,7 @@ export class IcebergTable implements Table {
     return { ...result, committed_version: version };
   }
 
-  async commitRewrite(rewrite: Rewrite): Promise<number> {
+  async commitRewrite(rewrite: Rewrite): Promise<CommittedRewrite> {
     if (!this.snapshot) throw new Error("an Iceberg table without a snapshot has nothing to rewrite");
     const next = this.version + 1;
     const removed = rewrite.replaced.map((f) => {
@@ -232,7 +232,7 @@ export class IcebergTable implements Table {
           `the catalog refused the commit: ${outcome.message}; re-plan from a fresh snapshot`,
           next,
         );
-      return next;
+      return { version: next };
     }
     const outcome = await commitReplace(this.ctx.store, this.metadata, change);
     if (!outcome.committed)
@@ -240,7 +240,7 @@ export class IcebergTable implements Table {
         `another writer committed metadata version ${next} first (${outcome.reason}); re-plan from a fresh snapshot`,
         next,
       );
-    return outcome.version;
+    return { version: outcome.version };
   }
 
   /** A written file as the manifest records it: its partition tuple and its column metrics by field id. */

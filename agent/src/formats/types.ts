@@ -14,7 +14,7 @@
  * Invariants every format keeps: files outside the table's root never appear in `files` (someone
  * else's data is never rewritten); a commit is all or nothing; nothing is ever deleted by a commit.
  */
-import type { CatalogRef, CrunchResult, CrunchSettings } from "@lakesmith/shared/jobs";
+import type { CatalogRef, CrunchResult, CrunchSettings, SupersededFolder } from "@lakesmith/shared/jobs";
 import type { Clock } from "@lakesmith/shared/time";
 import type { DeltaStats, Engine, TableColumn } from "../engine/index.ts";
 import type { ObjectStore } from "../store/index.ts";
@@ -73,10 +73,17 @@ export interface Table {
   /** The result an earlier attempt of the job committed, or null when it has no commit. */
   earlierResult(jobId: string): Promise<CrunchResult | null>;
   /**
-   * Commits the rewrite against this snapshot; returns the committed version. Throws
-   * `ConflictError` when another writer invalidated it (reload and re-plan).
+   * Commits the rewrite against this snapshot; returns the committed version (and, for a format
+   * that commits by moving locations, the folders nothing reads any more). Throws `ConflictError`
+   * when another writer invalidated it (reload and re-plan).
    */
-  commitRewrite(rewrite: Rewrite): Promise<number>;
+  commitRewrite(rewrite: Rewrite): Promise<CommittedRewrite>;
+}
+
+/** What a commit did: its version, and the folders it moved the table's data away from (Hive). */
+export interface CommittedRewrite {
+  version: number;
+  superseded?: SupersededFolder[];
 }
 
 /** A file a rewrite wrote and uploaded, to be added by the commit. */
