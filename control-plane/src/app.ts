@@ -29,6 +29,8 @@ import { pendingDeletionRoutes } from "./pending-deletions/routes.ts";
 import { scheduleRoutes } from "./schedules/routes.ts";
 import { type AppDeps, createServices, type Services } from "./services.ts";
 import { slotRoutes } from "./slots/routes.ts";
+import { ssoProviderRoutes } from "./sso/provider-routes.ts";
+import { ssoRoutes } from "./sso/routes.ts";
 import { tableRoutes } from "./tables/routes.ts";
 import { userRoutes } from "./users/routes.ts";
 import { vacuumRoutes } from "./vacuum/routes.ts";
@@ -67,7 +69,10 @@ export function buildApp(services: Services, options: AppOptions = {}) {
   );
 
   app.route("/", healthRoutes);
-  app.route("/", authRoutes(options.clientAddress ?? (() => undefined)));
+  const clientAddress = options.clientAddress ?? (() => undefined);
+  app.route("/", authRoutes(clientAddress));
+  app.route("/", ssoRoutes(clientAddress));
+  app.route("/", ssoProviderRoutes);
   app.route("/", userRoutes);
   app.route("/", apiKeyRoutes);
   app.route("/", configRoutes);
@@ -111,6 +116,13 @@ const API_DESCRIPTION = `Policy-driven lakehouse optimization platform.
 
 **Credentials.** Every \`/api/v1\` route but \`/auth/*\` needs \`Authorization: Bearer <credential>\`, where the
 credential is an access token (from \`POST /api/v1/auth/login\` or \`/auth/refresh\`) or an API key.
+
+**Single sign-on.** Users of auth type \`oidc\` or \`saml\` sign in in a browser at \`GET /api/v1/auth/sso/oidc/login\`
+or \`/api/v1/auth/sso/saml/login\`; the login ends with a redirect to \`<console>/login/sso#code=<code>\`, and the
+console trades the single-use code at \`POST /api/v1/auth/sso/token\` for a token pair. One OIDC and one SAML
+provider per installation (\`/api/v1/sso/oidc\`, \`/api/v1/sso/saml\`, Admin). SAML runs on the Node control plane
+only: on Cloudflare Workers its routes answer 501. With \`sso_enforced\` on, only the break-glass account may use a
+password.
 
 **Roles.** Viewer may call GET routes; Editor may also write; Admin may also manage users, API keys,
 settings and feature flags, and read these docs.

@@ -33,6 +33,11 @@ import { Scheduler } from "./scheduler/scheduler.ts";
 import { ScheduleService } from "./schedules/service.ts";
 import type { Keyring } from "./secrets/keyring.ts";
 import { SlotService } from "./slots/service.ts";
+import { SsoLogin } from "./sso/login.ts";
+import { OidcFlow } from "./sso/oidc.ts";
+import { SsoPending } from "./sso/pending.ts";
+import { SsoProviders } from "./sso/providers.ts";
+import { type SamlEngine, SamlFlow } from "./sso/saml.ts";
 import { TableService } from "./tables/service.ts";
 import { UserService } from "./users/service.ts";
 import { VacuumService } from "./vacuum/service.ts";
@@ -59,6 +64,8 @@ export interface AppDeps {
    * passes one that forwards to its `AgentHub` Durable Object.
    */
   hub?: (parts: { jobs: JobService; agents: AgentService; clock: Clock }) => Hub;
+  /** Verifies SAML XML signatures (`adapter/node-saml.ts`); absent on Workers, where SAML answers 501. */
+  saml?: SamlEngine;
   /** Accepts agent WebSockets on `GET /api/v1/agents/connect`; absent where agents can't connect. */
   agentGateway?: (services: Services) => AgentGateway;
 }
@@ -76,6 +83,8 @@ export interface Services {
   apiKeys: ApiKeyService;
   config: ConfigService;
   secrets: Keyring;
+  /** Single sign-on: the identity providers and both protocols' logins. */
+  sso: { providers: SsoProviders; login: SsoLogin; oidc: OidcFlow; saml: SamlFlow };
   featureFlags: FeatureFlagService;
   health: HealthService;
   jobs: JobService;
@@ -128,19 +137,21 @@ export function createServices(deps: AppDeps): Services {
   const slots = new SlotService(deps.db, config);
   const pendingDeletions = new PendingDeletionService(deps.db, clock, jobs, tables);
   const catalogJobs = new CatalogJobService(deps.db, clock, jobs, config, catalogConnections);
+  const auth = new AuthService(
+    deps.db,
+    config,
+    signingKeyLoader(deps.db, deps.secrets, deps.jwtSecret),
+    clock,
+    principals,
+  );
   const services: Services = {
     db: deps.db,
     clock,
     config,
     secrets: deps.secrets,
-    auth: new AuthService(
-      deps.db,
-      config,
-      signingKeyLoader(deps.db, deps.secrets, deps.jwtSecret),
-      clock,
-      principals,
-    ),
-    users: new UserService(deps.db, clock, clearPrincipals),
+    auth,
+    sso: ssoServices(deps, clock, auth),
+    users: new UserService(deps.db, clock, clearPrincipals, (id) => auth.revokeRefreshTokens(id)),
     apiKeys: new ApiKeyService(deps.db, clock, clearPrincipals),
     featureFlags: new FeatureFlagService(deps.db, clock),
     health: new HealthService(deps.db),
@@ -171,4 +182,15 @@ export function createServices(deps: AppDeps): Services {
   };
   services.agentGateway = deps.agentGateway?.(services);
   return services;
+}
+
+function ssoServices(deps: AppDeps, clock: Clock, auth: AuthService): Services["sso"] {
+  const providers = new SsoProviders(deps.db, deps.secrets, clock);
+  const pending = new SsoPending(deps.db, clock);
+  return {
+    providers,
+    login: new SsoLogin(deps.db, auth, pending),
+    oidc: new OidcFlow(providers, pending, clock),
+    saml: new SamlFlow(deps.db, providers, pending, clock, deps.saml),
+  };
 }

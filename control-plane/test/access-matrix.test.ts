@@ -10,11 +10,19 @@ import { fillPath, type Operation, operationsOf } from "./openapi-walk.ts";
 
 type Expected = "public" | "authenticated" | "Viewer" | "Editor" | "Admin";
 
-const PUBLIC = [/^\/healthz$/, /^\/api\/v1\/auth\/(login|refresh|logout)$/, /^\/docs\/assets\//];
+const PUBLIC = [
+  /^\/healthz$/,
+  /^\/api\/v1\/auth\/(login|refresh|logout)$/,
+  // Single sign-on: starting a login, its callback or ACS, the SAML metadata and the code exchange.
+  /^\/api\/v1\/auth\/sso\//,
+  /^\/docs\/assets\//,
+];
 const ANY_CREDENTIAL = [/^\/api\/v1\/health$/];
 const ADMIN_ONLY = [
   /^\/api\/v1\/users(\/|$)/,
   /^\/api\/v1\/api-keys(\/|$)/,
+  // The identity providers are platform configuration: Admins only, reads included.
+  /^\/api\/v1\/sso\//,
   /^\/openapi\.json$/,
   /^\/docs$/,
   /^\/redoc$/,
@@ -34,6 +42,7 @@ const RESOURCE_GROUPS: [RegExp, string][] = [
   [/^\/api\/v1\/users(\/|$)/, "users"],
   [/^\/api\/v1\/config$/, "config"],
   [/^\/api\/v1\/feature-flags(\/|$)/, "config"],
+  [/^\/api\/v1\/sso\//, "config"],
   [/^\/api\/v1\/tables\/[^/]+\/schedule$/, "schedules"],
   [/^\/api\/v1\/tables\/[^/]+\/crunch$/, "crunch"],
   [/^\/api\/v1\/tables\/[^/]+\/(vacuum|partition-expiration)(\/|$)/, "vacuum"],

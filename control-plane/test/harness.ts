@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { Clock } from "@lakesmith/shared";
 import { openNodeDatabase } from "../src/adapter/node-db.ts";
 import { nodeDocsAssets } from "../src/adapter/node-docs-assets.ts";
+import { nodeSamlEngine } from "../src/adapter/node-saml.ts";
 import { buildApp } from "../src/app.ts";
 import { bootstrap } from "../src/bootstrap/bootstrap.ts";
 import type { Role } from "../src/db/schema.ts";
@@ -41,6 +42,7 @@ export async function startTestPlane(options: { clock?: Clock; leaseTimings?: Pa
   const services = createServices({
     db,
     secrets: Keyring.random(),
+    saml: nodeSamlEngine,
     ...(database.statements ? { statements: database.statements } : {}),
     docsAssets: nodeDocsAssets(),
     leaseTimings: { ...TEST_TIMINGS, ...options.leaseTimings },

@@ -3,6 +3,7 @@
  * and the timers that keep it moving. `node.ts` runs it from the environment; tests and benchmarks
  * start it directly (port 0, a temporary database, short leases).
  */
+
 import type { AddressInfo } from "node:net";
 import { type HttpBindings, serve } from "@hono/node-server";
 import type { Clock } from "@lakesmith/shared";
@@ -16,6 +17,7 @@ import type { LeaseTimings } from "../jobs/service.ts";
 import { type AppDeps, createServices, type Services } from "../services.ts";
 import { nodeAgentGateway } from "./node-agent-gateway.ts";
 import { openNodeDatabase } from "./node-db.ts";
+import { nodeSamlEngine } from "./node-saml.ts";
 import { nodeKeyring } from "./node-secrets-key.ts";
 
 export interface NodeServerOptions {
@@ -73,6 +75,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   const services = createServices({
     db,
     secrets,
+    saml: nodeSamlEngine,
     ...(database.statements ? { statements: database.statements } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.jwtSecret ? { jwtSecret: options.jwtSecret } : {}),

@@ -1,15 +1,13 @@
 /** `POST /api/v1/auth/login`, `/refresh` and `/logout`: the only routes that take no bearer credential. */
 import { z } from "@hono/zod-openapi";
-import { HTTPException } from "hono/http-exception";
 import { jsonBody, jsonResponse, problemResponse } from "../http/openapi.ts";
-import { ApiError } from "../http/problem.ts";
 import { defineRoute } from "../http/route.ts";
 import { newRouter } from "../http/router.ts";
 import { access } from "./access.ts";
 import type { ClientAddress } from "./client-address.ts";
-import { LoginThrottle } from "./throttle.ts";
+import { LoginThrottle, throttledLogin } from "./throttle.ts";
 
-const TokenPairSchema = z
+export const TokenPairSchema = z
   .object({
     access_token: z
       .string()
@@ -54,6 +52,9 @@ const login = defineRoute({
   responses: {
     200: jsonResponse("Token pair.", TokenPairSchema),
     401: unauthorizedResponse,
+    403: problemResponse(
+      "Right password, but password logins are turned off (`sso_enforced`) for everyone but the break-glass account.",
+    ),
     422: invalid,
     429: {
       ...problemResponse(
@@ -78,6 +79,9 @@ const refresh = defineRoute({
   responses: {
     200: jsonResponse("New token pair; the old refresh token stops working.", TokenPairSchema),
     401: unauthorizedResponse,
+    403: problemResponse(
+      "A password user's token while `sso_enforced` is on (the break-glass account excepted).",
+    ),
     422: invalid,
   },
 });
@@ -99,23 +103,10 @@ export const authRoutes = (clientAddress: ClientAddress) =>
       const { username, password } = c.req.valid("json");
       const { auth, db, config, clock } = c.var.services;
       const throttle = new LoginThrottle(db, config, clock);
-      const admission = await throttle.admit(username, clientAddress(c));
-      if (!admission.admitted) {
-        const wait = admission.retryAfterSeconds;
-        // handleError answers with the problem shape and keeps these headers.
-        throw new HTTPException(429, {
-          message: `Too many failed logins from this address; try again in ${wait} s.`,
-          res: new Response(null, { headers: { "retry-after": String(wait) } }),
-        });
-      }
-      try {
-        const pair = await auth.login(username, password);
-        await throttle.succeeded(admission);
-        return c.json(pair, 200);
-      } catch (err) {
-        if (err instanceof ApiError && err.status === 401) await throttle.failed();
-        throw err;
-      }
+      const pair = await throttledLogin(throttle, username, clientAddress(c), () =>
+        auth.login(username, password),
+      );
+      return c.json(pair, 200);
     })
     .openapi(refresh, async (c) =>
       c.json(await c.var.services.auth.refresh(c.req.valid("json").refresh_token), 200),

@@ -10,6 +10,11 @@
  * - A credential is re-checked against its user (or key row) at least every few seconds (see
  *   `PrincipalCache`), so deactivation, deletion and role changes take effect at once on this
  *   instance and within seconds on others, rather than when the access token expires.
+ * - While `sso_enforced` is on, password users but the break-glass account (`break-glass.ts`) can
+ *   neither log in nor refresh: 403 after a correct password, so wrong ones still count as failures.
+ * - An SSO login (`sso/login.ts`) ends in `signIn`, as a password login does: the same token pair,
+ *   with the SSO refresh-token TTL. TTLs are read from the configuration (cached at most 5 s) on
+ *   every issue, so a change reaches new tokens within seconds.
  */
 import { type Clock, epochSeconds, newId, randomSecret } from "@lakesmith/shared";
 import { and, eq, gt, isNotNull, isNull, sql } from "drizzle-orm";
@@ -18,8 +23,9 @@ import type { ConfigService } from "../config/service.ts";
 import type { Db } from "../db/index.ts";
 import { apiKeys, refreshTokens, type User, users } from "../db/schema.ts";
 import { preparedSelect } from "../db/statement-cache.ts";
-import { unauthorized } from "../http/problem.ts";
+import { forbidden, unauthorized } from "../http/problem.ts";
 import { isScope, type Principal, type Scope } from "./access.ts";
+import { isBreakGlass } from "./break-glass.ts";
 import { DUMMY_PASSWORD_HASH, sha256Hex, verifyPassword } from "./crypto.ts";
 import type { PrincipalCache } from "./principal-cache.ts";
 
@@ -69,9 +75,31 @@ export class AuthService {
     if (!user || !ok || user.authType !== "password") throw unauthorized("Invalid username or password.");
     if (user.status !== "active")
       throw unauthorized("This account is inactive; ask an Admin to activate it.");
-    const now = this.clock.now();
-    await this.db.update(users).set({ lastLoginAt: now }).where(eq(users.id, user.id));
+    await this.refuseIfSsoEnforced(user);
+    return this.signIn(user);
+  }
+
+  /** Records the login and issues a token pair: the last step of every login, password or SSO. */
+  async signIn(user: User): Promise<TokenPair> {
+    await this.db.update(users).set({ lastLoginAt: this.clock.now() }).where(eq(users.id, user.id));
     return this.issue(user);
+  }
+
+  /** Revokes every live refresh token of a user (deactivated, role changed). */
+  async revokeRefreshTokens(userId: string): Promise<void> {
+    await this.db
+      .update(refreshTokens)
+      .set({ revokedAt: this.clock.now() })
+      .where(and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt)));
+  }
+
+  private async refuseIfSsoEnforced(user: User): Promise<void> {
+    if (user.authType !== "password" || isBreakGlass(user)) return;
+    const { values } = await this.config.get();
+    if (values.sso_enforced)
+      throw forbidden(
+        "Password logins are turned off (sso_enforced): sign in through your identity provider; only the break-glass account may use a password.",
+      );
   }
 
   async refresh(refreshToken: string): Promise<TokenPair> {
@@ -89,11 +117,12 @@ export class AuthService {
       )
       .returning({ userId: refreshTokens.userId });
     if (!rotated) {
-      await this.revokeAllIfReused(tokenHash, now);
+      await this.revokeAllIfReused(tokenHash);
       throw unauthorized("The refresh token is invalid, expired or already used; log in again.");
     }
     const [user] = await this.db.select().from(users).where(eq(users.id, rotated.userId));
     if (user?.status !== "active") throw unauthorized("This account is inactive or was deleted.");
+    await this.refuseIfSsoEnforced(user);
     return this.issue(user);
   }
 
@@ -187,15 +216,11 @@ export class AuthService {
     };
   }
 
-  private async revokeAllIfReused(tokenHash: string, now: Date): Promise<void> {
+  private async revokeAllIfReused(tokenHash: string): Promise<void> {
     const [reused] = await this.db
       .select({ userId: refreshTokens.userId })
       .from(refreshTokens)
       .where(and(eq(refreshTokens.tokenHash, tokenHash), isNotNull(refreshTokens.revokedAt)));
-    if (!reused) return;
-    await this.db
-      .update(refreshTokens)
-      .set({ revokedAt: now })
-      .where(and(eq(refreshTokens.userId, reused.userId), isNull(refreshTokens.revokedAt)));
+    if (reused) await this.revokeRefreshTokens(reused.userId);
   }
 }

@@ -1,5 +1,7 @@
 /**
- * Throttles password logins (`POST /api/v1/auth/login`) per client and per account at a client.
+ * Throttles logins per client and per account at a client: password logins (`POST
+ * /api/v1/auth/login`) and the SSO callbacks and code exchange (`sso/routes.ts`), whose "account" is
+ * the protocol step (`sso:oidc`, `sso:saml`, `sso:code`), since nobody is known before it ends.
  *
  * - Each attempt counts against two counters: its client address (limit `login_failures_per_client`)
  *   and the account at that address (limit `login_failures_per_account`). They live in the
@@ -17,6 +19,7 @@
  */
 import type { Clock } from "@lakesmith/shared";
 import { and, gt, inArray, lte, or, sql } from "drizzle-orm";
+import { HTTPException } from "hono/http-exception";
 import type { ConfigService } from "../config/service.ts";
 import type { Db } from "../db/index.ts";
 import { loginThrottle } from "../db/schema.ts";
@@ -28,6 +31,39 @@ const MAX_DOUBLINGS = 20;
 export type LoginAdmission =
   | { admitted: true; keys: string[] }
   | { admitted: false; retryAfterSeconds: number };
+
+/** The 429 of a throttled client, with `Retry-After`; `handleError` keeps the header. */
+export function tooManyLogins(retryAfterSeconds: number): HTTPException {
+  return new HTTPException(429, {
+    message: `Too many failed logins from this address; try again in ${retryAfterSeconds} s.`,
+    res: new Response(null, { headers: { "retry-after": String(retryAfterSeconds) } }),
+  });
+}
+
+/**
+ * Runs one login attempt of `username` from `client` under the throttle: 429 when the client is
+ * blocked, the counters cleared when `attempt` succeeds.
+ *
+ * @example
+ * const pair = await throttledLogin(throttle, username, address, () => auth.login(username, password));
+ */
+export async function throttledLogin<T>(
+  throttle: LoginThrottle,
+  username: string,
+  client: string | undefined,
+  attempt: () => Promise<T>,
+): Promise<T> {
+  const admission = await throttle.admit(username, client);
+  if (!admission.admitted) throw tooManyLogins(admission.retryAfterSeconds);
+  try {
+    const result = await attempt();
+    await throttle.succeeded(admission);
+    return result;
+  } catch (err) {
+    await throttle.failed();
+    throw err;
+  }
+}
 
 export class LoginThrottle {
   constructor(
@@ -46,11 +82,7 @@ export class LoginThrottle {
    */
   async admit(username: string, client: string | undefined): Promise<LoginAdmission> {
     const { values } = await this.config.get();
-    const address = client ?? "unknown";
-    const counters = [
-      { key: await sha256Hex(`client\n${address}`), limit: values.login_failures_per_client },
-      { key: await sha256Hex(`account\n${username}\n${address}`), limit: values.login_failures_per_account },
-    ];
+    const counters = await this.counters(username, client, values);
     const keys = counters.map((c) => c.key);
     // Checked for both first, so that a refused attempt counts against neither.
     const blocked = await this.secondsBlocked(keys);
@@ -66,6 +98,15 @@ export class LoginThrottle {
     return { admitted: true, keys };
   }
 
+  /**
+   * Seconds until `client` may try `username` again, without counting an attempt: for steps that
+   * lead to a login (an SSO redirect to the identity provider) but are not one. 0 when not blocked.
+   */
+  async secondsUntilAllowed(username: string, client: string | undefined): Promise<number> {
+    const { values } = await this.config.get();
+    return this.secondsBlocked((await this.counters(username, client, values)).map((c) => c.key));
+  }
+
   /** After a successful login: the client's counters start again from zero. */
   async succeeded(admission: { keys: string[] }): Promise<void> {
     await this.db.delete(loginThrottle).where(inArray(loginThrottle.key, admission.keys));
@@ -74,6 +115,19 @@ export class LoginThrottle {
   /** After a failed login: the attempt is already counted; forgotten counters are deleted. */
   async failed(): Promise<void> {
     await this.db.delete(loginThrottle).where(lte(loginThrottle.expiresAt, this.clock.now()));
+  }
+
+  /** The client's counter and the account-at-this-client counter, with their limits. */
+  private async counters(
+    username: string,
+    client: string | undefined,
+    values: { login_failures_per_client: number; login_failures_per_account: number },
+  ) {
+    const address = client ?? "unknown";
+    return [
+      { key: await sha256Hex(`client\n${address}`), limit: values.login_failures_per_client },
+      { key: await sha256Hex(`account\n${username}\n${address}`), limit: values.login_failures_per_account },
+    ];
   }
 
   /** Adds one to the counter unless it is in a 429 period; false when it is. */

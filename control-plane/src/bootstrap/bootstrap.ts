@@ -11,6 +11,7 @@
  * `admin` succeeds does the rest.
  */
 import { randomSecret } from "@lakesmith/shared";
+import { BREAK_GLASS_USERNAME } from "../auth/break-glass.ts";
 import { API_KEY_PREFIX } from "../auth/service.ts";
 import { ApiError } from "../http/problem.ts";
 import { reencryptStoredSecrets } from "../secrets/stored.ts";
@@ -64,7 +65,7 @@ export async function bootstrap(services: Services, options: BootstrapOptions): 
   const breakGlassPassword = options.breakGlassPassword ?? randomSecret(24);
   if (!options.breakGlassPassword) generated.breakGlassPassword = breakGlassPassword;
   await services.users.create({
-    username: "breakglass",
+    username: BREAK_GLASS_USERNAME,
     full_name: "Break-glass admin",
     email: "breakglass@lakesmith.local",
     password: breakGlassPassword,

@@ -95,13 +95,20 @@ export const SETTINGS = {
     unit: "seconds",
     description: "Lifetime of a refresh token of a password user; must exceed access_token_ttl_seconds.",
   }),
+  sso_enforced: def({
+    schema: z.boolean(),
+    default: false,
+    description:
+      "When true, password logins and refreshes are refused (403) for every password user but the break-glass account (the protected `breakglass` Admin created at first start), so users sign in through the configured OIDC or SAML provider. The break-glass account keeps its password for when the provider is unreachable.",
+  }),
   console_public_url: def({
     schema: z
       .url({ protocol: /^https?$/ })
       .max(2048)
       .nullable(),
     default: null,
-    description: "Pins the absolute URLs the console emits; null means the request origin.",
+    description:
+      "Pins the absolute URLs the console emits; null means the request origin. Single sign-on builds its callback, SAML ACS and metadata addresses and the post-login redirect (`/login/sso`) on it, so set it when the API is reached through a proxy.",
   }),
   email_theme: def({
     schema: z.enum(["Dark", "Light"]),

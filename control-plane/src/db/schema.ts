@@ -122,6 +122,63 @@ export const instanceSecrets = sqliteTable("instance_secrets", {
 });
 
 // ---------------------------------------------------------------------------------------------
+// Single sign-on (`sso/`): one OIDC and one SAML provider, logins in flight, replay protection
+
+export const SSO_PROTOCOLS = ["oidc", "saml"] as const;
+export type SsoProtocol = (typeof SSO_PROTOCOLS)[number];
+
+/** The installation's identity providers: at most one row per protocol. */
+export const ssoProviders = sqliteTable("sso_providers", {
+  protocol: text("protocol", { enum: SSO_PROTOCOLS }).primaryKey(),
+  /** The provider's settings as JSON text (issuer, client id, certificates, ...), no secret among them. */
+  settings: text("settings").notNull(),
+  /** The OIDC client secret, encrypted under `sso_providers/<protocol>`; null when none. */
+  secret: text("secret"),
+  updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+  updatedBy: text("updated_by"),
+});
+
+/**
+ * Logins started and not yet finished: keyed by the SHA-256 of the OIDC `state` or the SAML
+ * request id, holding what the callback must check (nonce, PKCE verifier, browser binding).
+ */
+export const ssoRequests = sqliteTable(
+  "sso_requests",
+  {
+    key: text("key").primaryKey(),
+    protocol: text("protocol", { enum: SSO_PROTOCOLS }).notNull(),
+    /** JSON text: what the callback checks (nonce, PKCE verifier, browser binding); lives 10 minutes. */
+    data: text("data").notNull(),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("sso_requests_expires_idx").on(t.expiresAt)],
+);
+
+/** One-time codes a finished SSO login hands to the console, exchanged once for a token pair. */
+export const ssoLoginCodes = sqliteTable(
+  "sso_login_codes",
+  {
+    /** SHA-256 of the code; the code itself is never stored. */
+    codeHash: text("code_hash").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("sso_login_codes_expires_idx").on(t.expiresAt)],
+);
+
+/** SAML assertion ids already accepted, kept until the assertion expires, so each is accepted once. */
+export const samlAssertions = sqliteTable(
+  "saml_assertions",
+  {
+    id: text("id").primaryKey(),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("saml_assertions_expires_idx").on(t.expiresAt)],
+);
+
+// ---------------------------------------------------------------------------------------------
 // Tables, schedules and their audit (document 1: tables, schedules, onboarding, slots)
 
 export const TABLE_FORMATS = ["delta", "iceberg", "hive"] as const;

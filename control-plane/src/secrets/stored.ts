@@ -13,7 +13,13 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { SECRET_SETTING_KEYS } from "../config/definitions.ts";
 import type { Db } from "../db/index.ts";
-import { catalogConnections, instanceSecrets, settings } from "../db/schema.ts";
+import {
+  catalogConnections,
+  instanceSecrets,
+  type SsoProtocol,
+  settings,
+  ssoProviders,
+} from "../db/schema.ts";
 import { isEnvelope, type Keyring } from "./keyring.ts";
 
 /** The name a row of `instance_secrets` is encrypted under. */
@@ -22,6 +28,8 @@ export const instanceSecretAad = (name: string) => `instance_secrets/${name}`;
 export const settingAad = (key: string) => `settings/${key}`;
 /** The name a catalog connection's secret fields (one JSON object) are encrypted under. */
 export const catalogConnectionAad = (id: string) => `catalog_connections/${id}`;
+/** The name an identity provider's secret (the OIDC client secret) is encrypted under. */
+export const ssoProviderAad = (protocol: string) => `sso_providers/${protocol}`;
 
 interface StoredSecret {
   id: string;
@@ -82,6 +90,25 @@ export const SECRET_PLACES: readonly SecretPlace[] = [
         .set({ secrets: to })
         .where(and(eq(catalogConnections.id, id), eq(catalogConnections.secrets, from)))
         .returning({ id: catalogConnections.id });
+      return changed.length > 0;
+    },
+  },
+  {
+    // Identity providers' secrets (`sso/providers.ts`).
+    async list(db) {
+      const rows = await db
+        .select({ protocol: ssoProviders.protocol, secret: ssoProviders.secret })
+        .from(ssoProviders);
+      return rows.flatMap((r) =>
+        r.secret ? [{ id: r.protocol, value: r.secret, aad: ssoProviderAad(r.protocol) }] : [],
+      );
+    },
+    async replace(db, id, from, to) {
+      const changed = await db
+        .update(ssoProviders)
+        .set({ secret: to })
+        .where(and(eq(ssoProviders.protocol, id as SsoProtocol), eq(ssoProviders.secret, from)))
+        .returning({ protocol: ssoProviders.protocol });
       return changed.length > 0;
     },
   },

@@ -2,7 +2,8 @@
  * Users and their roles (document 2). Password users log in with a PBKDF2-hashed password; SSO
  * users (OIDC, SAML 2.0) are records with no password whose username is the email's local part.
  * Usernames and emails are unique (409). Protected accounts (built-in admin, break-glass admin) are
- * never deleted, deactivated or demoted.
+ * never deleted, deactivated or demoted. Deactivating a user or changing their role revokes their
+ * refresh tokens, so the change cannot be outlived by a session started before it.
  */
 
 import type { z } from "@hono/zod-openapi";
@@ -44,6 +45,8 @@ export class UserService {
     private readonly clock: Clock,
     /** Called after a change that can alter what a credential may do (status, role, deletion). */
     private readonly onAccessChange: () => void = () => {},
+    /** Revokes every refresh token of a user (`AuthService.revokeRefreshTokens`). */
+    private readonly revokeRefreshTokens: (userId: string) => Promise<void> = async () => {},
   ) {
     const page = db
       .select({ item: sql<string>`${userJson}`.as("item") })
@@ -150,6 +153,9 @@ export class UserService {
       .where(eq(users.id, id))
       .returning();
     if (!updated) throw notFound("User", id);
+    const deactivated = patch.status === "inactive" && user.status !== "inactive";
+    if (deactivated || (patch.role !== undefined && patch.role !== user.role))
+      await this.revokeRefreshTokens(id);
     this.onAccessChange();
     return updated;
   }
