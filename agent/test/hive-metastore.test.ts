@@ -59,15 +59,16 @@ describe.each([
 ] as const)(
   "the client against the metastore over $transport transport, SASL $sasl",
   ({ transport, sasl }) => {
-    const credentials = sasl ? { username: USER, password: PASSWORD } : {};
+    const login = { username: USER, password: PASSWORD };
+    const credentials = sasl ? login : {};
+    async function salesMetastore(): Promise<HiveMetastoreClient> {
+      metastore = await HiveMetastoreServer.start({ transport, ...(sasl ? { sasl: login } : {}) });
+      salesTable(metastore);
+      return open(metastore, { transport, ...credentials });
+    }
 
     it("lists databases, tables and partitions and reads them", async () => {
-      metastore = await HiveMetastoreServer.start({
-        transport,
-        ...(sasl ? { sasl: { username: USER, password: PASSWORD } } : {}),
-      });
-      salesTable(metastore);
-      const client = await open(metastore, { transport, ...credentials });
+      const client = await salesMetastore();
 
       expect(await client.getAllDatabases()).toEqual(["sales"]);
       expect((await client.getAllTables("sales")).sort()).toEqual(["orders", "raw"]);
@@ -94,12 +95,7 @@ describe.each([
     });
 
     it("alters a partition's location and a table's parameters, read back on a new connection", async () => {
-      metastore = await HiveMetastoreServer.start({
-        transport,
-        ...(sasl ? { sasl: { username: USER, password: PASSWORD } } : {}),
-      });
-      salesTable(metastore);
-      const client = await open(metastore, { transport, ...credentials });
+      const client = await salesMetastore();
       const partition = await client.getPartition("sales", "orders", ["2026-01-01"]);
       partition.sd.location = "s3://bucket/warehouse/orders/day=2026-01-01-v2";
       await client.alterPartition("sales", "orders", partition);
@@ -107,26 +103,21 @@ describe.each([
       table.parameters.owner_note = "moved";
       await client.alterTable("sales", "raw", table);
 
-      const again = await open(metastore, { transport, ...credentials });
+      const again = await open(metastore as HiveMetastoreServer, { transport, ...credentials });
       const read = await again.getPartition("sales", "orders", ["2026-01-01"]);
       expect(read.sd.location).toBe("s3://bucket/warehouse/orders/day=2026-01-01-v2");
       expect((await again.getTable("sales", "raw")).parameters.owner_note).toBe("moved");
-      expect(metastore.callsOf("alter_partition")).toHaveLength(1);
+      expect(metastore?.callsOf("alter_partition")).toHaveLength(1);
     });
 
     it("answers a missing table with the metastore's NoSuchObjectException and its message", async () => {
-      metastore = await HiveMetastoreServer.start({
-        transport,
-        ...(sasl ? { sasl: { username: USER, password: PASSWORD } } : {}),
-      });
-      salesTable(metastore);
-      const client = await open(metastore, { transport, ...credentials });
+      const client = await salesMetastore();
       const err = await rejection(client.getTable("sales", "nope"));
       expect(err.reason).toBe("metastore");
       expect(err.type).toBe("NoSuchObjectException");
       expect(isNoSuchObject(err)).toBe(true);
       expect(err.message).toBe(
-        `Hive Metastore ${metastore.uri}: get_table: NoSuchObjectException: sales.nope table not found`,
+        `Hive Metastore ${metastore?.uri}: get_table: NoSuchObjectException: sales.nope table not found`,
       );
       // The connection stays usable after a metastore exception.
       expect(await client.getAllDatabases()).toEqual(["sales"]);
