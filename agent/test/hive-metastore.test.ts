@@ -110,6 +110,24 @@ describe.each([
       expect(metastore?.callsOf("alter_partition")).toHaveLength(1);
     });
 
+    it("alters several partitions in one call, all or none", async () => {
+      const client = await salesMetastore();
+      const names = await client.listPartitionNames("sales", "orders");
+      const parts = await client.getPartitionsByNames("sales", "orders", names);
+      for (const p of parts) p.sd.location = `${p.sd.location}-v2`;
+      const ghost = { ...(parts[0] as HiveIdl.Partition), values: ["2030-01-01"] } as HiveIdl.Partition;
+      const err = await rejection(client.alterPartitions("sales", "orders", [...parts, ghost]));
+      expect(err.type).toBe("InvalidOperationException");
+      const unchanged = await client.getPartitionsByNames("sales", "orders", names);
+      expect(unchanged.map((p) => p.sd.location.endsWith("-v2"))).toEqual([false, false]);
+      await client.alterPartitions("sales", "orders", parts);
+      const moved = await client.getPartitionsByNames("sales", "orders", names);
+      expect(moved.map((p) => p.sd.location)).toEqual([
+        "s3://bucket/warehouse/orders/day=2026-01-01-v2",
+        "s3://bucket/warehouse/orders/day=2026-01-02-v2",
+      ]);
+    });
+
     it("answers a missing table with the metastore's NoSuchObjectException and its message", async () => {
       const client = await salesMetastore();
       const err = await rejection(client.getTable("sales", "nope"));

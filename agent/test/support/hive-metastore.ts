@@ -450,6 +450,18 @@ function handlerFor(metastore: () => HiveMetastoreServer) {
         entry.partitions.set(name, withDdlTime(new_part));
       });
     },
+    alter_partitions(db_name: string, tbl_name: string, new_parts: HiveIdl.Partition[]) {
+      return ms().serve("alter_partitions", [db_name, tbl_name, new_parts], () => {
+        const entry = ms().entry(db_name, tbl_name);
+        const names = new_parts.map((p) => (entry ? partitionName(entry.table.partitionKeys, p.values) : ""));
+        const missing = names.find((name) => !entry?.partitions.has(name));
+        if (!entry || missing !== undefined)
+          throw new ttypes.InvalidOperationException({
+            message: `alter is not possible: partition ${missing} of ${db_name}.${tbl_name} does not exist`,
+          });
+        new_parts.forEach((p, i) => entry.partitions.set(names[i] as string, withDdlTime(p)));
+      });
+    },
     alter_table(dbname: string, tbl_name: string, new_tbl: HiveIdl.Table) {
       return ms().serve("alter_table", [dbname, tbl_name, new_tbl], () => {
         const entry = ms().entry(dbname, tbl_name);

@@ -156,6 +156,11 @@ export class HiveMetastoreClient {
     return this.call("alter_partition", () => this.thrift.alter_partition(db, table, partition));
   }
 
+  /** Alters several partitions of one table in one call: the metastore applies all or none. */
+  alterPartitions(db: string, table: string, partitions: HivePartition[]): Promise<void> {
+    return this.call("alter_partitions", () => this.thrift.alter_partitions(db, table, partitions));
+  }
+
   alterTable(db: string, name: string, table: HiveTable): Promise<void> {
     return this.call("alter_table", () => this.thrift.alter_table(db, name, table));
   }

@@ -4,7 +4,7 @@
  *
  * - Takes an EXCLUSIVE (or SHARED_WRITE) lock on the table, or on one partition, with `lock`; while
  *   the metastore answers WAITING, polls `check_lock` (25 ms doubling to 1 s) until ACQUIRED. After
- *   `waitMs` it gives up with a `locked` error naming the table, and withdraws the waiting request.
+ *   `waitMs` (default 60 s) it gives up with a `locked` error naming the table, and withdraws the waiting request.
  *   ABORT or NOT_ACQUIRED fail at once.
  * - While `fn` runs, heartbeats every `heartbeatMs` (default 60 s, well inside Hive's default
  *   `hive.txn.timeout` of 300 s). A heartbeat the metastore refuses (the lock was aborted) aborts
@@ -25,14 +25,15 @@ export interface TableLockScope {
 export interface TableLockOptions extends TableLockScope {
   /** EXCLUSIVE when true, else SHARED_WRITE. */
   exclusive: boolean;
-  /** How long to wait for another holder to let go. */
-  waitMs: number;
+  /** How long to wait for another holder to let go. Default 60 s. */
+  waitMs?: number;
   heartbeatMs?: number;
 }
 
 const FIRST_POLL_MS = 25;
 const MAX_POLL_MS = 1000;
 const DEFAULT_HEARTBEAT_MS = 60_000;
+const DEFAULT_WAIT_MS = 60_000;
 
 export async function withTableLock<T>(
   client: HiveMetastoreClient,
@@ -43,7 +44,7 @@ export async function withTableLock<T>(
   const type = options.exclusive ? "EXCLUSIVE" : "SHARED_WRITE";
   const { lockId, state } = await client.lock(options, type);
   try {
-    await waitForLock(client, lockId, state, what, options.waitMs);
+    await waitForLock(client, lockId, state, what, options.waitMs ?? DEFAULT_WAIT_MS);
   } catch (err) {
     await client.unlock(lockId).catch(() => undefined);
     throw err;
