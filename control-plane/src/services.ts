@@ -135,7 +135,7 @@ export function createServices(deps: AppDeps): Services {
   const onboarding = new OnboardingService(deps.db, clock, jobs, catalogRefs);
   const tables = new TableService(deps.db, clock, jobs, onboarding, catalogRefs, deps.statements);
   const slots = new SlotService(deps.db, config);
-  const pendingDeletions = new PendingDeletionService(deps.db, clock, jobs, tables);
+  const pendingDeletions = new PendingDeletionService(deps.db, clock, jobs, tables, catalogRefs);
   const catalogJobs = new CatalogJobService(deps.db, clock, jobs, config, catalogConnections);
   const auth = new AuthService(
     deps.db,

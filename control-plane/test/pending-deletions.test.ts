@@ -125,7 +125,7 @@ describe("the list", () => {
   });
 
   it("refuses unknown filter values with 422 naming the filter", async () => {
-    for (const bad of ["status=pending", "action_type=crunch", "vacuum_mode=deep"]) {
+    for (const bad of ["status=pending", "action_type=compaction", "vacuum_mode=deep"]) {
       const res = await admin("GET", `/api/v1/pending-deletions?${bad}`);
       expect(res.status, bad).toBe(422);
       expect((await res.json()).errors[0].path).toBe(bad.split("=")[0]);
@@ -245,6 +245,7 @@ describe("recovering an expiration record", () => {
       uri: `s3://lake/${t.name}`,
       format: "delta",
       files: [{ ...file, deletion_id: records[0]?.id }],
+      folders: [],
     });
     const job = await plane.services.jobs.get(recovering.recover_job_id);
     expect(job).toMatchObject({ kind: "recover", tableId: t.id, requires: ["s3"], status: "queued" });

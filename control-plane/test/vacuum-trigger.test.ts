@@ -87,10 +87,12 @@ describe("the table", () => {
     expect((await res.json()).status).toBe("queued");
   });
 
-  it("refuses a Hive table with 409", async () => {
+  it("refuses a Hive table with 422 naming format", async () => {
     const res = await trigger((await table({ format: "hive" })).id);
-    expect(res.status).toBe(409);
-    expect((await res.json()).detail).toContain("vacuum works on Delta and Iceberg tables");
+    expect(res.status).toBe(422);
+    const body = await res.json();
+    expect(body.detail).toContain("vacuum works on Delta and Iceberg tables");
+    expect(JSON.stringify(body)).toContain("format");
   });
 
   it("takes a Delta table whose onboarding has not finished: vacuum needs no recipe", async () => {

@@ -8,7 +8,9 @@
  *    `partition_expiration` commits `remove` actions for the files of expired date partitions and
  *    reports them. The control plane turns every reported file into a PENDING_DELETE record.
  * 2. `recover` puts the files of PENDING_DELETE records of an expired partition back into the table
- *    with a new commit (a vacuum record needs no commit: recovering it only keeps its file).
+ *    with a new commit (a vacuum record needs no commit: recovering it only keeps its file). A Hive
+ *    crunch's records (a folder the crunch moved a partition away from) are recovered a folder at a
+ *    time, by moving the partition's location back in the metastore.
  * 3. `hard_delete` deletes the files of expired PENDING_DELETE records, re-checking each against the
  *    current snapshot right before: a file referenced again is kept and reported `retained`.
  *
@@ -19,7 +21,7 @@
  * if (payload.mode === "full") console.log("orphans too");
  */
 import { z } from "zod";
-import { DateRangeSchema, IsoDateSchema, OnboardingRecipeSchema } from "./jobs.ts";
+import { CatalogRefSchema, DateRangeSchema, IsoDateSchema, OnboardingRecipeSchema } from "./jobs.ts";
 
 export const VACUUM_KIND = "vacuum";
 export const PARTITION_EXPIRATION_KIND = "partition_expiration";
@@ -179,11 +181,36 @@ export type PartitionExpirationResult = z.infer<typeof PartitionExpirationResult
 // ---------------------------------------------------------------------------------------------
 // recover
 
-export const RecoverPayloadSchema = z.object({
-  ...tableRef,
-  /** The expired files to put back, each with its pending deletion's id. */
-  files: z.array(ExpiredFileSchema.extend({ deletion_id: z.string().min(1) })).min(1),
+/**
+ * What a Hive crunch's pending deletion records of its old folder (the record's `file`): where the
+ * partition was (`previous_location`) and where the crunch moved it (`location`).
+ */
+export const SupersededRefSchema = z.object({
+  /** The partition's values in partition-column order; `[]` for an unpartitioned table. */
+  values: z.array(z.string()),
+  previous_location: z.string(),
+  location: z.string(),
 });
+export type SupersededRef = z.infer<typeof SupersededRefSchema>;
+
+export const RecoverPayloadSchema = z
+  .object({
+    ...tableRef,
+    /** Delta: the expired files to put back, each with its pending deletion's id. */
+    files: z.array(ExpiredFileSchema.extend({ deletion_id: z.string().min(1) })).default([]),
+    /** Hive: the folders to move partitions back to, each with the ids of its files' records. */
+    folders: z
+      .array(
+        SupersededRefSchema.extend({
+          deletion_ids: z.array(z.string().min(1)).min(1),
+          paths: z.array(z.string().min(1)).min(1),
+        }),
+      )
+      .default([]),
+    /** Hive: the metastore the table is registered in. */
+    catalog: CatalogRefSchema.optional(),
+  })
+  .refine((p) => p.files.length + p.folders.length > 0, { message: "nothing to recover", path: ["files"] });
 export type RecoverPayload = z.infer<typeof RecoverPayloadSchema>;
 
 export const RecoverResultSchema = z.object({

@@ -4,13 +4,17 @@
  * table's job payload gets its `catalog` (the Iceberg REST reference the agent loads and commits
  * the table through).
  *
- * - Only Polaris connections and Iceberg synced tables can be linked for now; the table's `uri`
- *   is the synced table's location and its format `iceberg`.
+ * - Polaris connections link Iceberg tables (format `iceberg`, committed through the REST
+ *   catalog). Hive Metastore connections link Hive tables (format `hive`: the agent reads the
+ *   partitions from the metastore and commits by moving them) and Iceberg tables registered in the
+ *   metastore (format `iceberg`, committed by swapping `metadata_location`). Whether a Hive table can
+ *   be rewritten (Parquet, not transactional, ...) the agent's onboarding says, with the reason.
+ *   Workspace (Unity) connections are not linked yet. The table's `uri` is the synced location.
  * - A reference carries the connection's decrypted client secret: the kinds that carry one
  *   declare `CATALOG_REF_SECRETS` (`ref-needs.ts`), so no job view shows it and the job's end purges it.
  * - A linked table whose connection or synced table is gone (or marked deleted) gets no job: 409.
  */
-import type { IcebergRestCatalogRef } from "@lakesmith/shared/jobs";
+import type { CatalogRef } from "@lakesmith/shared/jobs";
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
 import { type CatalogConnection, type CatalogTable, catalogTables, type LakeTable } from "../db/schema.ts";
@@ -31,19 +35,19 @@ export class CatalogTableRefs {
 
   /**
    * The synced table a new table links to, with its location; 422 naming the field when the
-   * connection or the synced table does not exist (or is marked deleted), the connection is not
-   * Polaris or the synced table not Iceberg.
+   * connection or the synced table does not exist (or is marked deleted), the connection is a
+   * workspace, or a Polaris connection's table is not Iceberg. `format` is the Lakesmith table's.
    */
   async linkOf(
     request: CatalogLinkRequest,
-  ): Promise<{ connection: CatalogConnection; synced: CatalogTable }> {
+  ): Promise<{ connection: CatalogConnection; synced: CatalogTable; format: "iceberg" | "hive" }> {
     const connection = await this.connections.find(request.catalog_connection_id);
     if (!connection)
       throw invalidField(
         "catalog_connection_id",
         `no catalog connection '${request.catalog_connection_id}' (list them with GET /api/v1/catalog-connections)`,
       );
-    if (connection.type !== "polaris")
+    if (connection.type === "workspace")
       throw invalidField(
         "catalog_connection_id",
         `onboarding tables of ${connection.type} connections is not supported yet`,
@@ -55,14 +59,15 @@ export class CatalogTableRefs {
         `connection '${connection.name}' has no ${synced ? "live " : ""}synced table '${request.catalog_table}' ` +
           `(sync it with POST /api/v1/catalog-connections/${connection.id}/sync, then list GET /api/v1/catalog-connections/${connection.id}/tables)`,
       );
-    if (synced.format !== "iceberg")
+    const format = synced.format?.toLowerCase() === "iceberg" ? "iceberg" : "hive";
+    if (connection.type === "polaris" && format !== "iceberg")
       throw invalidField(
         "catalog_table",
         `'${synced.fullName}' is a ${synced.format ?? "unknown-format"} table; tables of a Polaris connection are onboarded as Iceberg tables only`,
       );
     if (!synced.location)
       throw invalidField("catalog_table", `the catalog states no location for '${synced.fullName}'`);
-    return { connection, synced };
+    return { connection, synced, format };
   }
 
   /**
@@ -73,7 +78,7 @@ export class CatalogTableRefs {
    */
   async of(
     table: Pick<LakeTable, "name" | "catalogConnectionId" | "catalogFullName">,
-  ): Promise<IcebergRestCatalogRef | undefined> {
+  ): Promise<CatalogRef | undefined> {
     if (!table.catalogConnectionId || !table.catalogFullName) return undefined;
     const connection = await this.connections.find(table.catalogConnectionId);
     const synced = connection ? await this.synced(connection.id, table.catalogFullName) : undefined;
@@ -86,7 +91,16 @@ export class CatalogTableRefs {
           "; no job can load it. Sync the connection again, or delete the table.",
       );
     const credentials = await this.connections.credentialsOf(connection);
-    if (credentials.type !== "polaris") throw new Error(`connection ${connection.id} is not polaris`);
+    if (credentials.type === "hive_metastore")
+      return {
+        type: "hive_metastore",
+        uri: credentials.metastore_uri,
+        database: synced.schema,
+        table: synced.name,
+        ...(credentials.username ? { username: credentials.username } : {}),
+        ...(credentials.password ? { password: credentials.password } : {}),
+      };
+    if (credentials.type !== "polaris") throw new Error(`connection ${connection.id} can't link tables`);
     return {
       type: "iceberg_rest",
       uri: credentials.catalog_url,

@@ -8,6 +8,7 @@
 import { type CrunchKind, CrunchPayloadSchema } from "@lakesmith/shared/jobs";
 import { CATALOG_REF_SECRETS, catalogRefEndpoints } from "../catalog-connections/ref-needs.ts";
 import { defineJobKind, tableScope } from "../jobs/kinds.ts";
+import { recordSupersededFiles } from "../pending-deletions/record.ts";
 
 /** The exclusivity group of the jobs that rewrite a table. */
 export const REWRITE_GROUP = "rewrite";
@@ -24,6 +25,8 @@ const crunchLike = (kind: CrunchKind) =>
       grain: "table",
       scopes: (payload) => [tableScope(payload.table_id)],
     },
+    // A Hive crunch's old folders become pending deletions in the batch that ends the job.
+    finish: recordSupersededFiles,
     retry: { maxAttempts: 3 },
   });
 

@@ -7,7 +7,7 @@
  */
 
 import { CATALOG_TYPES } from "@lakesmith/shared/catalogs";
-import type { ExpiredFile, VacuumMode } from "@lakesmith/shared/maintenance";
+import type { ExpiredFile, SupersededRef, VacuumMode } from "@lakesmith/shared/maintenance";
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
@@ -463,9 +463,15 @@ export const PENDING_DELETION_STATUSES = [
 export type PendingDeletionStatus = (typeof PENDING_DELETION_STATUSES)[number];
 /** Statuses in which a file may still be deleted: one record per (table, path) at most. */
 export const LIVE_DELETION_STATUSES = ["PENDING_DELETE", "RECOVERING", "DELETING"] as const;
-export const DELETION_ACTION_TYPES = ["vacuum", "partition_expiration"] as const;
+export const DELETION_ACTION_TYPES = ["vacuum", "partition_expiration", "crunch"] as const;
 export type DeletionActionType = (typeof DELETION_ACTION_TYPES)[number];
-export const DELETION_REASONS = ["tombstone", "orphan", "expired_partition", "expired_snapshot"] as const;
+export const DELETION_REASONS = [
+  "tombstone",
+  "orphan",
+  "expired_partition",
+  "expired_snapshot",
+  "superseded",
+] as const;
 export type DeletionReason = (typeof DELETION_REASONS)[number];
 export const DELETION_VACUUM_MODES = ["lite", "full"] as const satisfies readonly VacuumMode[];
 
@@ -490,8 +496,11 @@ export const pendingDeletions = sqliteTable(
     sizeBytes: integer("size_bytes").notNull(),
     /** `col=value` of the expired partition; null for vacuum records. */
     partition: text("partition"),
-    /** Expiration records: the file's `add` action, what a recover commits again. */
-    file: text("file", { mode: "json" }).$type<ExpiredFile>(),
+    /**
+     * Expiration records: the file's `add` action, what a recover commits again. Hive crunch
+     * records: the partition's old and new folder, what a recover moves back.
+     */
+    file: text("file", { mode: "json" }).$type<ExpiredFile | SupersededRef>(),
     status: text("status", { enum: PENDING_DELETION_STATUSES }).notNull().default("PENDING_DELETE"),
     /** Hard-delete picks the record from this time on. */
     eligibleAt: integer("eligible_at", { mode: "timestamp_ms" }).notNull(),

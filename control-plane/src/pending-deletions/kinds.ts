@@ -1,5 +1,6 @@
 /**
- * The job kinds of pending deletions: `recover` commits expired files back into their table, and
+ * The job kinds of pending deletions: `recover` commits expired files back into their table (or
+ * moves a Hive partition back to its old folder), and
  * `hard_delete` deletes the files of claimed records. Their finish hooks move the records in the
  * batch that ends the job (`service.ts`, `hard-delete.ts` state the record's states).
  */
@@ -9,6 +10,7 @@ import {
   RECOVER_KIND,
   RecoverPayloadSchema,
 } from "@lakesmith/shared/maintenance";
+import { CATALOG_REF_SECRETS, catalogRefEndpoints } from "../catalog-connections/ref-needs.ts";
 import { defineJobKind } from "../jobs/kinds.ts";
 import { hardDeleteFinished } from "./hard-delete.ts";
 import { recoverFinished } from "./service.ts";
@@ -17,7 +19,9 @@ export const recoverKind = defineJobKind({
   kind: RECOVER_KIND,
   label: "recover",
   payload: RecoverPayloadSchema,
-  needs: (payload) => ({ locations: [payload.uri] }),
+  // A Hive table's recover moves folders back in its metastore: an endpoint, and a secret.
+  needs: (payload) => ({ locations: [payload.uri], endpoints: catalogRefEndpoints(payload.catalog) }),
+  secrets: CATALOG_REF_SECRETS,
   finish: recoverFinished,
   retry: { maxAttempts: 3 },
 });

@@ -1,5 +1,5 @@
 /**
- * Turns the files a succeeded vacuum or partition expiration reported into PENDING_DELETE records,
+ * Turns the files a succeeded vacuum, partition expiration or Hive crunch reported into PENDING_DELETE records,
  * in the same batch as the job's end (finish hooks), so a job never ends without its records or
  * leaves records behind a job that did not end. Dry runs and validates record nothing; scheduled
  * runs (whose payload carries no `dry_run`) are real runs.
@@ -22,6 +22,7 @@
  * job's result is written as one value, so a run reports at most about 2 MB of files there: some
  * 14,000 vacuum files, or a few thousand expired files with their statistics.
  */
+import { CrunchResultSchema } from "@lakesmith/shared/jobs";
 import {
   type PartitionExpirationResult,
   PartitionExpirationResultSchema,
@@ -45,6 +46,15 @@ const grace = () => sql`(${settingSql("pending_deletion_grace_hours")} * ${HOUR_
 /** The finish hook of `vacuum` jobs: their files become PENDING_DELETE records. */
 export const recordVacuumFiles: FinishHook = ({ db }, job, end, ended) =>
   new DeletionRecorder(db).vacuum(job, end, ended);
+
+/**
+ * The finish hook of `crunch` and `optimize` jobs: the files of the folders a Hive crunch moved
+ * partitions away from (its result's `superseded`) become PENDING_DELETE records, whose `file`
+ * says where the partition was and where it went (what a recover moves back). Delta and Iceberg
+ * crunches supersede no folder: their replaced files are vacuum's.
+ */
+export const recordSupersededFiles: FinishHook = ({ db }, job, end, ended) =>
+  new DeletionRecorder(db).crunch(job, end, ended);
 
 /** The finish hook of `partition_expiration` jobs: their expired files become PENDING_DELETE records. */
 export const recordExpiredFiles: FinishHook = ({ db }, job, end, ended) =>
@@ -112,7 +122,38 @@ class DeletionRecorder {
     return [insert, this.keepCountsOnly(job, ended, sql``)];
   }
 
-  /** One record per file of the job's stored result. */
+  crunch(job: Job, end: JobEnd, ended: SQL): Statements {
+    if (end.status !== "succeeded" || !job.tableId) return [];
+    const parsed = CrunchResultSchema.safeParse(end.result);
+    if (!parsed.success || !parsed.data.superseded?.length || parsed.data.committed_version === null)
+      return [];
+    const insert = this.insertFrom(job, ended, {
+      actionType: sql`'crunch'`,
+      vacuumMode: sql`null`,
+      reason: sql`'superseded'`,
+      partition: sql`nullif(json_extract(s.value, '$.partition'), '')`,
+      file: sql`json_object('values', json_extract(s.value, '$.values'),
+        'previous_location', json_extract(s.value, '$.previous_location'),
+        'location', json_extract(s.value, '$.location'))`,
+      eligibleAt: sql`j.finished_at + ${grace()}`,
+      extraWhere: sql`1`,
+      files: sql`json_each(j.result, '$.superseded') s, json_each(s.value, '$.files') f`,
+    });
+    // The stored result keeps the folders without their file lists: the records hold the files.
+    const folders = sql`(select json_group_array(json_remove(s.value, '$.files')) from json_each(${jobs.result}, '$.superseded') s)`;
+    return [
+      insert,
+      this.db
+        .update(jobs)
+        .set({
+          result: sql`json_set(${jobs.result}, '$.superseded', json(${folders}),
+            '$.pending_deletions_recorded', (select count(*) from ${pendingDeletions} p where p.source_job_id = ${job.id}))`,
+        })
+        .where(and(eq(jobs.id, job.id), ended)),
+    ];
+  }
+
+  /** One record per file of the job's stored result (`$.files`, or the files `kind.files` names as `f`). */
   private insertFrom(
     job: Job,
     ended: SQL,
@@ -124,6 +165,7 @@ class DeletionRecorder {
       file: SQL;
       eligibleAt: SQL;
       extraWhere: SQL;
+      files?: SQL;
     },
   ) {
     const nil = sql`null`;
@@ -153,7 +195,7 @@ class DeletionRecorder {
         deletedAt: nil,
         note: nil,
       },
-      sql`from ${jobs} j, json_each(j.result, '$.files') f
+      sql`from ${jobs} j, ${kind.files ?? sql`json_each(j.result, '$.files') f`}
         where j.id = ${job.id} and ${ended}
           and not exists (select 1 from ${pendingDeletions} s where s.source_job_id = j.id)
           and ${kind.extraWhere}`,

@@ -29,10 +29,12 @@ export const PendingDeletionSchema = z
     table_id: z.string(),
     source_job_id: z
       .string()
-      .openapi({ description: "The vacuum or partition_expiration job that proposed the file." }),
+      .openapi({
+        description: "The vacuum, partition_expiration or (Hive) crunch job that proposed the file.",
+      }),
     action_type: z.enum(DELETION_ACTION_TYPES).openapi({
       description:
-        "vacuum: proposed by a vacuum (on an Iceberg table: its snapshot expiry and orphan cleanup); partition_expiration: removed by a partition expiration (Delta).",
+        "vacuum: proposed by a vacuum (on an Iceberg table: its snapshot expiry and orphan cleanup); partition_expiration: removed by a partition expiration (Delta); crunch: in a folder a crunch of a Hive table moved a partition (or the table) away from.",
     }),
     vacuum_mode: z.enum(DELETION_VACUUM_MODES).nullable().openapi({
       description:
@@ -41,14 +43,15 @@ export const PendingDeletionSchema = z
     reason: z.enum(DELETION_REASONS).openapi({
       description:
         "tombstone: removed from a Delta table longer ago than the retention; orphan: referenced by no metadata of the table (Delta log, or any Iceberg snapshot, manifest or metadata file) and older than 72 hours; " +
-        "expired_partition: removed by a partition expiration; expired_snapshot: referenced only by Iceberg snapshots that the vacuum expired (the snapshots are gone from the table's metadata; recovering the record keeps the file, it does not bring the snapshot back).",
+        "expired_partition: removed by a partition expiration; superseded: in a Hive partition's old folder, which the table no longer reads since a crunch moved the partition to its rewritten folder (recovering any one record of the folder moves the partition back and recovers every record of the folder; a recover job does it, as for expiration records); expired_snapshot: referenced only by Iceberg snapshots that the vacuum expired (the snapshots are gone from the table's metadata; recovering the record keeps the file, it does not bring the snapshot back).",
     }),
     path: z
       .string()
       .openapi({ description: "Relative to the table's root.", example: "date=2026-01-01/part-0.parquet" }),
     size_bytes: z.number(),
     partition: z.string().nullable().openapi({
-      description: "`col=value` of the expired partition; null for vacuum records.",
+      description:
+        "`col=value` of the expired partition, or the `col=value/...` of a Hive crunch's superseded partition; null for vacuum records and unpartitioned Hive tables.",
       example: "date=2026-01-01",
     }),
     status: z.enum(PENDING_DELETION_STATUSES).openapi({ description: STATUS_DESCRIPTION }),

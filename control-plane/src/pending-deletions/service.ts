@@ -10,15 +10,20 @@
  *                      the table, keeping it is all there is to do)
  *   expiration record: PENDING_DELETE ──recover──▶ RECOVERING ──recover job succeeded──▶ RECOVERED
  *                                                      └──job failed or cancelled──▶ PENDING_DELETE
+ *   Hive crunch record: as an expiration record, but for its whole folder: recovering one record
+ *                      claims every PENDING_DELETE record of the same crunch and partition, and the
+ *                      job moves the partition back to the folder in the metastore.
  *
  * An expiration record's recover queues a `recover` job in the same batch as the claim; the job's
  * finish hook moves the record on in the batch that ends the job.
  */
 import { type Clock, newId } from "@lakesmith/shared";
 import {
+  ExpiredFileSchema,
   RECOVER_KIND,
   type RecoverPayload,
   RecoverResultSchema,
+  SupersededRefSchema,
   VACUUM_KIND,
 } from "@lakesmith/shared/maintenance";
 import {
@@ -34,6 +39,7 @@ import {
   type SQL,
   sql,
 } from "drizzle-orm";
+import type { CatalogTableRefs } from "../catalog-connections/table-ref.ts";
 import type { Db } from "../db/index.ts";
 import {
   jobs,
@@ -95,6 +101,7 @@ export class PendingDeletionService {
     private readonly clock: Clock,
     private readonly jobs: JobService,
     private readonly tables: TableService,
+    private readonly catalogRefs: CatalogTableRefs,
   ) {
     this.byId = preparedSelect(
       db,
@@ -253,17 +260,49 @@ export class PendingDeletionService {
       );
     if (!record.file) throw conflict(`Pending deletion '${id}' has no file action to commit back.`);
     const jobId = newId("job");
-    const payload: RecoverPayload = {
-      table_id: table.id,
-      uri: table.uri,
-      format: table.format,
-      files: [{ ...record.file, path: record.path, deletion_id: record.id }],
-    };
+    // A Hive crunch's records come back a folder at a time: every PENDING_DELETE record of the folder.
+    const ofFolder = and(
+      eq(pendingDeletions.sourceJobId, record.sourceJobId),
+      eq(pendingDeletions.tableId, record.tableId),
+      record.partition === null
+        ? sql`${pendingDeletions.partition} is null`
+        : eq(pendingDeletions.partition, record.partition),
+      eq(pendingDeletions.status, "PENDING_DELETE"),
+    );
+    const folder =
+      record.actionType === "crunch"
+        ? await this.db
+            .select({ id: pendingDeletions.id, path: pendingDeletions.path })
+            .from(pendingDeletions)
+            .where(ofFolder)
+        : null;
+    let payload: RecoverPayload;
+    if (folder) {
+      const ref = SupersededRefSchema.parse(record.file);
+      const catalog = await this.catalogRefs.of(table);
+      payload = {
+        table_id: table.id,
+        uri: table.uri,
+        format: table.format,
+        files: [],
+        folders: [{ ...ref, deletion_ids: folder.map((r) => r.id), paths: folder.map((r) => r.path) }],
+        ...(catalog ? { catalog } : {}),
+      };
+    } else {
+      const file = ExpiredFileSchema.parse(record.file);
+      payload = {
+        table_id: table.id,
+        uri: table.uri,
+        format: table.format,
+        files: [{ ...file, path: record.path, deletion_id: record.id }],
+        folders: [],
+      };
+    }
     const [claimed, , withdrawn] = await this.db.batch([
       this.db
         .update(pendingDeletions)
         .set({ ...asked, status: "RECOVERING", recoverJobId: jobId })
-        .where(pending)
+        .where(folder ? ofFolder : pending)
         .returning(),
       this.jobs.insertStatement(
         jobOnTable(table, { kind: RECOVER_KIND, payload, trigger: "manual", createdBy: actor }),
@@ -285,7 +324,7 @@ export class PendingDeletionService {
         )
         .returning({ id: jobs.id }),
     ]);
-    const [recovering] = claimed;
+    const recovering = claimed.find((r) => r.id === id);
     if (!recovering || withdrawn.length > 0) throw notRecoverable(await this.get(id));
     this.jobs.notifyWork();
     return { record: recovering, queued: true };

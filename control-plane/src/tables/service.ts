@@ -242,16 +242,16 @@ export class TableService {
       throw invalidField("catalog_connection_id", "required with catalog_table");
     if (fullName === undefined) throw invalidField("catalog_table", "required with catalog_connection_id");
     const link = { catalog_connection_id: connectionId, catalog_table: fullName };
-    const { synced } = await this.catalogRefs.linkOf(link);
+    const { synced, format } = await this.catalogRefs.linkOf(link);
     const location = synced.location as string;
     if (input.uri !== undefined && input.uri !== location)
       throw invalidField(
         "uri",
         `differs from the location of '${fullName}' (${location}); leave uri out to take the catalog's`,
       );
-    if (input.format !== undefined && input.format !== "iceberg")
-      throw invalidField("format", `'${fullName}' is an iceberg table; leave format out or send iceberg`);
-    return { uri: location, format: "iceberg" as const, link };
+    if (input.format !== undefined && input.format !== format)
+      throw invalidField("format", `'${fullName}' is a ${format} table; leave format out or send ${format}`);
+    return { uri: location, format, link };
   }
 
   /** Updates priority, target file size and the inventory report URI (recorded when it changes). */

@@ -1,8 +1,8 @@
 /**
  * The `vacuum` job kind: the agent lists the files no snapshot needs; its finish hook records them
  * as PENDING_DELETE (`pending-deletions/record.ts`). A table's vacuums never overlap (the same file
- * would be proposed twice). Delta (tombstones, orphans) and Iceberg (snapshot expiry, orphans) tables:
- * Hive tables have no log that says which files are unreferenced.
+ * would be proposed twice). Delta (tombstones, orphans) and Iceberg (snapshot expiry, orphans) tables;
+ * Hive tables have no log that says which files are unreferenced (a 422 naming `format`).
  */
 import { VACUUM_KIND, VacuumPayloadSchema } from "@lakesmith/shared/maintenance";
 import { defineJobKind, tableScope } from "../jobs/kinds.ts";
@@ -15,6 +15,12 @@ export const vacuumKind = defineJobKind({
   needs: (payload) => ({ locations: [payload.uri] }),
   exclusive: { group: VACUUM_KIND, grain: "table", scopes: (payload) => [tableScope(payload.table_id)] },
   precondition: (table) => {
+    if (table.format === "hive")
+      return {
+        status: 422,
+        field: "format",
+        message: `Table '${table.name}' is a Hive table; vacuum works on Delta and Iceberg tables, whose metadata says which files no snapshot needs (a Hive crunch's old folders are pending deletions already).`,
+      };
     if (table.catalogConnectionId)
       return {
         status: 409,

@@ -38,7 +38,7 @@ const trigger = defineRoute({
     "A dry run records nothing; its proposed files are in the job's result (GET /api/v1/jobs/{job_id}). " +
     "A real run's stored result keeps its counts only, since the records hold the files.\n\n" +
     "The agent never proposes a path of the table's RECOVERED vacuum records (the payload's `keep` list), and a file that is pending already is not recorded twice.\n\n" +
-    "Delta and Iceberg tables (a Hive table is a 409). On Delta: tombstones older than the retention, and in full mode orphans. " +
+    "Delta and Iceberg tables (a Hive table is a 422 naming `format`). On Delta: tombstones older than the retention, and in full mode orphans. " +
     "On Iceberg: snapshot expiry, then the files only expired snapshots referenced, and in full mode orphans (files no metadata references, older than 72 hours). " +
     "The retention is `retention_hours`, else the table's own (Delta `delta.deletedFileRetentionDuration`, 7 days by default; Iceberg `history.expire.max-snapshot-age-ms`, 5 days by default, " +
     "with `history.expire.min-snapshots-to-keep` and each branch's and tag's own retention); a value below the table's is recorded as `retention_shortened`. " +
@@ -51,8 +51,9 @@ const trigger = defineRoute({
     202: jsonResponse("Queued.", VacuumJobSchema),
     404: problemResponse("No such table."),
     409: problemResponse(
-      "The table is a Hive table, or another vacuum of the table is active (the detail names it).",
+      "Another vacuum of the table is active (the detail names it), or the table is catalog-managed.",
     ),
+    422: problemResponse("The table is a Hive table (`format`)."),
   },
 });
 
