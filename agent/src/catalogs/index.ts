@@ -1,8 +1,8 @@
 /**
  * The agent's catalog clients: what a `catalog_test` or `catalog_sync` job reads a customer's
  * catalog with. One interface (`CatalogClient`: list catalogs, walk tables with their facts), one
- * implementation per connection type: `polaris` (Iceberg REST) and `workspace` (Unity Catalog).
- * Hive Metastore connections have none yet.
+ * implementation per connection type: `polaris` (Iceberg REST), `workspace` (Unity Catalog) and
+ * `hive_metastore` (Thrift, `hive/`).
  *
  * @example
  * const catalog = openCatalog(payload.connection, { sizeOf: sizeReader({ allow, store, scratchDir, memoryLimitMb }) });
@@ -10,11 +10,14 @@
  */
 import type { CatalogCredentials } from "@lakesmith/shared/catalogs";
 import type { Clock } from "@lakesmith/shared/time";
+import { HiveCatalog } from "./hive/catalog.ts";
 import { PolarisCatalog } from "./polaris.ts";
 import type { CatalogClient, SizeOf } from "./types.ts";
 import { UnityCatalog } from "./unity/catalog.ts";
 import { UnityClient } from "./unity/client.ts";
 
+export { HIVE_CATALOG, HiveCatalog } from "./hive/catalog.ts";
+export { HiveMetastoreError } from "./hive/errors.ts";
 export { POLARIS_DEFAULT_SCOPE, PolarisCatalog } from "./polaris.ts";
 export { type SizeReaderOptions, sizeReader } from "./size.ts";
 export { type SyncOptions, syncCatalog } from "./sync.ts";
@@ -33,7 +36,7 @@ export class CatalogCredentialsError extends Error {
 }
 
 export interface OpenCatalogOptions {
-  /** Reads the size of tables whose catalog record has none (Unity). */
+  /** Reads the size of tables whose catalog record has none (Unity, Hive without statistics). */
   sizeOf: SizeOf;
   fetch?: typeof fetch;
   clock?: Clock;
@@ -64,8 +67,10 @@ export function openCatalog(connection: CatalogCredentials, options: OpenCatalog
       );
     }
     case "hive_metastore":
-      throw new UnsupportedCatalogError(
-        "Hive Metastore connections are not supported by this agent version yet",
+      return new HiveCatalog(
+        connection,
+        sizeOf,
+        http.timeoutMs === undefined ? {} : { timeoutMs: http.timeoutMs },
       );
   }
 }

@@ -1,12 +1,15 @@
 /**
  * Reading a table's size from its own metadata, for catalogs whose records have none (Unity):
  * the sum of the live files' sizes in a Delta log, or `total-files-size` of an Iceberg table's
- * current snapshot.
+ * current snapshot; or, for tables with no metadata of their own (a Hive table without
+ * statistics), format `files`: the sum of the files listed under the location.
  *
  * - Only locations the agent's allow list covers are read; any other is answered with a note
  *   saying so, and nothing is touched.
  * - A Delta log read holds the table's live file list (memory proportional to its file count) and
  *   opens its own DuckDB engine for checkpoints, in a scratch folder removed afterwards.
+ * - A `files` read streams the listing (constant memory) and skips what Hive skips: any path with
+ *   a segment starting with `_` or `.` (`_SUCCESS`, `.hive-staging...`).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -35,6 +38,7 @@ export function sizeReader(options: SizeReaderOptions): SizeOf {
     const store = storeFor(location, options.store);
     if (format === "delta") return deltaSize(store, options);
     if (format === "iceberg") return icebergSize(store);
+    if (format === "files") return listedSize(store);
     return { size_bytes: null, note: `the agent reads no size from ${format} tables` };
   };
 }
@@ -78,4 +82,15 @@ async function icebergSize(store: ObjectStore): Promise<TableSize> {
     source: "iceberg_metadata",
     facts: { metadata_location: store.uriOf(table.metadataKey), snapshot_id: String(snapshot?.snapshotId) },
   };
+}
+
+async function listedSize(store: ObjectStore): Promise<TableSize> {
+  let bytes = 0;
+  let files = 0;
+  for await (const object of store.list()) {
+    if (object.key.split("/").some((segment) => segment.startsWith("_") || segment.startsWith("."))) continue;
+    bytes += object.size;
+    files++;
+  }
+  return { size_bytes: bytes, source: "listing", facts: { listed_files: files } };
 }

@@ -6,7 +6,8 @@
  *
  * - A test answers a refused credential or an unreachable catalog with `ok: false` and the
  *   catalog's own message; a sync fails instead, for good when the catalog refused (4xx).
- * - Hive Metastore connections fail for good: this agent version has no client for them.
+ * - A Hive Metastore is reached over Thrift (`catalogs/hive/`): a refused login fails for good; a
+ *   metastore exception or a lost connection may pass, and is retried.
  * - No message carries a secret: the clients redact their own, and every message leaving here is
  *   redacted again with the connection's secret fields. Payloads are never logged.
  */
@@ -25,6 +26,7 @@ import { AllowList } from "../allow.ts";
 import {
   type CatalogClient,
   CatalogCredentialsError,
+  HiveMetastoreError,
   openCatalog,
   SIZE_CONCURRENCY,
   sizeReader,
@@ -78,7 +80,11 @@ export function catalogHandlers(
           const catalogs = await open(ctx).listCatalogs();
           return answer(true, catalogs, null);
         } catch (err) {
-          if (err instanceof RestCatalogError || err instanceof CatalogCredentialsError)
+          if (
+            err instanceof RestCatalogError ||
+            err instanceof CatalogCredentialsError ||
+            err instanceof HiveMetastoreError
+          )
             return answer(false, [], err.message);
           throw failure(ctx, err, secrets);
         }
@@ -128,11 +134,13 @@ function secretsOf(connection: CatalogCredentials): string[] {
 /** The catalog's refusals another attempt would meet again (unlike 408, 429 or a 5xx). */
 const FINAL_STATUSES = new Set([400, 401, 403, 404]);
 
-/** The job's failure: final for an unsupported type, bad credentials or a refusal (4xx). */
+/** The job's failure: final for an unsupported type, bad credentials or a refusal (4xx, a refused login). */
 function failure(ctx: JobContext<unknown>, err: unknown, secrets: readonly string[]): JobError {
   const message = redact(err instanceof Error ? err.message : String(err), secrets);
   if (err instanceof UnsupportedCatalogError || err instanceof CatalogCredentialsError)
     return new JobError(message, { retryable: false });
+  if (err instanceof HiveMetastoreError)
+    return new JobError(message, { retryable: err.reason !== "refused" });
   if (err instanceof RestCatalogError) {
     const refused = err.status !== undefined && FINAL_STATUSES.has(err.status);
     return new JobError(message, { retryable: !refused });

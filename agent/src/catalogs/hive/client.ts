@@ -32,6 +32,8 @@ export { ttypes as hiveTypes };
 
 export const DEFAULT_METASTORE_PORT = 9083;
 export const DEFAULT_METASTORE_TIMEOUT_MS = 30_000;
+/** Partitions read per call by `partitionBatches`. */
+export const PARTITION_BATCH = 100;
 
 export interface HiveConnectOptions {
   /** `thrift://host:port` (port 9083 when absent). */
@@ -142,6 +144,17 @@ export class HiveMetastoreClient {
   /** Partition names (`a=1/b=2`); `max` -1 is all of them. */
   listPartitionNames(db: string, table: string, max = -1): Promise<string[]> {
     return this.call("get_partition_names", () => this.thrift.get_partition_names(db, table, max));
+  }
+
+  /** Every partition of the table, `batch` at a time (one name listing, then reads by name). */
+  async *partitionBatches(
+    db: string,
+    table: string,
+    batch = PARTITION_BATCH,
+  ): AsyncGenerator<HivePartition[]> {
+    const names = await this.listPartitionNames(db, table);
+    for (let at = 0; at < names.length; at += batch)
+      yield await this.getPartitionsByNames(db, table, names.slice(at, at + batch));
   }
 
   getPartitionsByNames(db: string, table: string, names: string[]): Promise<HivePartition[]> {
