@@ -15,6 +15,9 @@
  *   result dropped. `cancel` aborts the handler and reports `cancelled`.
  * - Progress is coalesced (at most one report a second per job) and extends the lease; heartbeats
  *   extend every running lease at the interval the welcome gives.
+ * - Parts of a job's output go one at a time, numbered from 1 per lease; the one awaiting its
+ *   `part_ack` is sent again after a reconnect (lease `valid`) and after `PART_RESEND_MS` without an
+ *   answer. The plane applies a part once, so sending one twice is safe.
  * - Drain: tell the plane, take no offers, wait for running jobs up to the grace period, release the
  *   rest (back to the queue without using an attempt) and close.
  */
@@ -22,6 +25,7 @@ import { mkdir } from "node:fs/promises";
 import {
   type AgentMessage,
   type JobOffer,
+  type Part,
   type PlaneMessage,
   PROTOCOL_VERSION,
   type ResultSchema,
@@ -51,8 +55,19 @@ interface HeldJob {
   /** Connection generation and time the result was sent on; undefined while unsent. */
   sentOn?: { generation: number; at: number };
   pendingProgress?: Record<string, unknown>;
+  /** The last part number used on this lease. */
+  partSeq: number;
+  /** The part awaiting its ack. */
+  pendingPart?: PendingPart;
   progressTimer?: NodeJS.Timeout;
   lastProgressAt: number;
+}
+
+interface PendingPart {
+  message: Part;
+  resolve(reply: Record<string, unknown> | undefined): void;
+  reject(error: Error): void;
+  timer?: NodeJS.Timeout;
 }
 
 export interface AgentOptions {
@@ -69,6 +84,8 @@ export interface AgentExit {
 }
 
 const PROGRESS_INTERVAL_MS = 1000;
+/** A part not answered in this long is sent again (the plane may have failed to handle it). */
+const PART_RESEND_MS = 15_000;
 
 export class Agent {
   readonly metrics: AgentMetrics;
@@ -189,7 +206,10 @@ export class Agent {
   private async shutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.heartbeatTimer);
-    for (const job of this.held.values()) clearTimeout(job.progressTimer);
+    for (const job of this.held.values()) {
+      clearTimeout(job.progressTimer);
+      clearTimeout(job.pendingPart?.timer);
+    }
     await this.connection.stop(1000, this.draining ? "the agent drained" : "the agent is stopping");
     this.changed();
   }
@@ -247,6 +267,15 @@ export class Agent {
         this.forget(job);
         return;
       }
+      case "part_ack": {
+        const job = this.find(message.job_id, message.fence);
+        const pending = job?.pendingPart;
+        if (!job || pending?.message.seq !== message.seq) return;
+        clearTimeout(pending.timer);
+        job.pendingPart = undefined;
+        pending.resolve(message.reply);
+        return;
+      }
       case "cancel": {
         const job = this.find(message.job_id, message.fence);
         if (!job) return;
@@ -280,7 +309,7 @@ export class Agent {
         } else this.abort(job, "cancelled");
       } else if (job.state === "acked") {
         this.begin(job);
-      }
+      } else if (job.pendingPart) this.sendPart(job);
     }
     this.log.info(
       { agent_id: message.agent_id, resumed: this.held.size, heartbeat_ms: message.heartbeat_ms },
@@ -338,6 +367,7 @@ export class Agent {
       state: "acked",
       controller: new AbortController(),
       lastProgressAt: 0,
+      partSeq: 0,
     });
     this.metrics.offers.inc({ decision: "ack" });
     this.send({ type: "ack", job_id: offer.id, fence: offer.fence });
@@ -366,6 +396,7 @@ export class Agent {
       log: this.log,
       signal: job.controller.signal,
       progress: (progress) => this.progress(job, progress),
+      part: (part) => this.part(job, part),
     }).then((outcome) => {
       this.metrics.running.dec();
       clearTimeout(job.progressTimer);
@@ -427,6 +458,28 @@ export class Agent {
     }, wait);
   }
 
+  private part(job: HeldJob, part: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
+    if (job.state !== "running" || job.controller.signal.aborted)
+      return Promise.reject(new Error(`job ${job.offer.id} is not running: no part can be sent`));
+    if (job.pendingPart)
+      return Promise.reject(new Error("a part is already awaiting its ack: send parts one at a time"));
+    const seq = ++job.partSeq;
+    const message: Part = { type: "part", job_id: job.offer.id, fence: job.offer.fence, seq, part };
+    return new Promise((resolve, reject) => {
+      job.pendingPart = { message, resolve, reject };
+      this.sendPart(job);
+    });
+  }
+
+  /** Sends the part awaiting its ack (when connected), and again later unless answered. */
+  private sendPart(job: HeldJob): void {
+    const pending = job.pendingPart;
+    if (!pending) return;
+    clearTimeout(pending.timer);
+    this.send(pending.message);
+    pending.timer = setTimeout(() => this.sendPart(job), PART_RESEND_MS);
+  }
+
   private release(job: HeldJob, reason: string): void {
     if (job.state === "acked")
       this.send({ type: "reject", job_id: job.offer.id, fence: job.offer.fence, reason });
@@ -439,6 +492,11 @@ export class Agent {
     if (job.stopReason) return;
     job.stopReason = reason;
     clearTimeout(job.progressTimer);
+    if (job.pendingPart) {
+      clearTimeout(job.pendingPart.timer);
+      job.pendingPart.reject(new Error(`job stopped: ${reason}`));
+      job.pendingPart = undefined;
+    }
     job.controller.abort(new Error(`job stopped: ${reason}`));
   }
 

@@ -18,6 +18,12 @@ export interface JobContext<P> {
   scratchDir: string;
   /** Reports progress; each report also extends the lease. Reports are coalesced. */
   progress(progress: Record<string, unknown>): void;
+  /**
+   * Sends a piece of the job's output (the protocol's `part`) and resolves with the plane's reply
+   * once the plane has applied it; sent again after a reconnect until answered. One at a time:
+   * call again only once the last call resolved. Rejects when the job stops.
+   */
+  part(part: Record<string, unknown>): Promise<Record<string, unknown> | undefined>;
   log: Logger;
 }
 

@@ -25,6 +25,8 @@ export interface RunDeps {
   log: Logger;
   signal: AbortSignal;
   progress(progress: Record<string, unknown>): void;
+  /** Sends a part of the job's output (`JobContext.part`); without it, a part fails the job. */
+  part?(part: Record<string, unknown>): Promise<Record<string, unknown> | undefined>;
 }
 
 /** Runs `job` to its end; never throws. */
@@ -53,6 +55,7 @@ export async function runJob(job: JobOffer, deps: RunDeps): Promise<RunOutcome> 
       signal: deps.signal,
       scratchDir,
       progress: deps.progress,
+      part: deps.part ?? (() => Promise.reject(new Error(`this runner takes no parts of ${job.kind} jobs`))),
       log,
     });
     return { outcome: "succeeded", result };

@@ -4,10 +4,10 @@ import { join } from "node:path";
 import {
   CATALOG_SYNC_KIND,
   CATALOG_TEST_KIND,
-  type CatalogSyncResult,
   CatalogSyncResultSchema,
   type CatalogTestResult,
   CatalogTestResultSchema,
+  SYNC_PART_TABLES,
 } from "@lakesmith/shared/catalogs";
 import type { JobOffer } from "@lakesmith/shared/protocol";
 import { pino } from "pino";
@@ -20,6 +20,7 @@ import { runJob } from "../src/runner.ts";
 import { ICEBERG_FIXTURES } from "./support/iceberg.ts";
 import { jobContext } from "./support/maintenance.ts";
 import { type RestCatalogServer, startRestCatalog } from "./support/rest-catalog.ts";
+import { SyncPlaneStub } from "./support/sync-plane.ts";
 
 const LINEITEM = join(ICEBERG_FIXTURES, "iceberg/lineitem_iceberg/metadata/v2.metadata.json");
 /** The fixture's current snapshot (the overwrite) states this `total-files-size`. */
@@ -44,25 +45,30 @@ function connection(overrides: Record<string, unknown> = {}) {
 }
 
 /** Runs `kind` through its registered handler with a parsed payload, as the runner would. */
-async function run(kind: string, payload: Record<string, unknown>): Promise<Record<string, unknown>> {
+async function run(
+  kind: string,
+  payload: Record<string, unknown>,
+  plane = new SyncPlaneStub(),
+): Promise<Record<string, unknown>> {
   const handler = registry().get(kind);
   if (!handler) throw new Error(`no ${kind} handler`);
-  const result = await handler.run(jobContext(scratch, kind, handler.payload.parse(payload)));
-  return result ?? {};
+  const ctx = jobContext(scratch, kind, handler.payload.parse(payload), { part: plane.part });
+  return (await handler.run(ctx)) ?? {};
 }
 
 async function test(overrides: Record<string, unknown> = {}): Promise<CatalogTestResult> {
   return CatalogTestResultSchema.parse(await run(CATALOG_TEST_KIND, { connection: connection(overrides) }));
 }
 
-async function sync(payload: Record<string, unknown> = {}): Promise<CatalogSyncResult> {
-  const result = await run(CATALOG_SYNC_KIND, {
-    connection_id: "conn_1",
-    connection: connection(),
-    min_size_bytes: 0,
-    ...payload,
-  });
-  return CatalogSyncResultSchema.parse(result);
+/** A sync's result with the tables its parts carried. */
+async function sync(payload: Record<string, unknown> = {}) {
+  const plane = new SyncPlaneStub();
+  const result = await run(
+    CATALOG_SYNC_KIND,
+    { connection_id: "conn_1", connection: connection(), min_size_bytes: 0, ...payload },
+    plane,
+  );
+  return plane.view(CatalogSyncResultSchema.parse(result));
 }
 
 /** Metadata of a small table: one snapshot stating `bytes` (none: no snapshot), optionally bucketed. */
@@ -110,6 +116,14 @@ function tinyMetadata(name: string, options: { bytes?: number; partitioned?: boo
         }
       : { "current-snapshot-id": -1, snapshots: [], refs: {} }),
   };
+}
+
+/** `n` more tiny tables in namespace `bulk`. */
+async function bulk(n: number): Promise<void> {
+  for (let i = 0; i < n; i++)
+    await catalog.tables.register(["bulk"], `t${i}`, {
+      metadata: tinyMetadata(`t${i}`, { bytes: 10, updatedMs: i + 1 }),
+    });
 }
 
 /**
@@ -183,10 +197,11 @@ describe("catalog_sync on a Polaris catalog", () => {
     const result = await sync();
     expect(result.mode).toBe("full");
     expect(result.catalogs).toEqual(["lake"]);
-    expect(result.schemas.map((s) => s.name)).toEqual([
+    expect(result.schemas_count).toBe(5);
+    // Breadth first: each namespace's tables are loaded before the next namespace's.
+    expect([...new Set(result.tables.map((t) => t.schema))]).toEqual([
       "tpch",
       "sales",
-      "empty",
       "sales.eu",
       "sales.eu.archive",
     ]);
@@ -241,22 +256,49 @@ describe("catalog_sync on a Polaris catalog", () => {
   it("syncs only the catalog asked for", async () => {
     expect((await sync({ catalog: "lake" })).tables).toHaveLength(5);
     const other = await sync({ catalog: "other" });
-    expect(other).toMatchObject({ catalogs: [], schemas: [], tables: [], below_min_size: 0 });
+    expect(other).toMatchObject({ catalogs: [], schemas_count: 0, tables: [], below_min_size: 0 });
   });
 
-  it("reports in incremental mode only tables whose last update changed, naming the unchanged", async () => {
-    const result = await sync({
-      mode: "incremental",
-      known: [
-        { full_name: "lake.tpch.lineitem", updated_at: 1_746_188_480_005 },
-        { full_name: "lake.sales.customers", updated_at: 1 },
-        { full_name: "lake.sales.dropped", updated_at: 1 },
-      ],
+  it("reads every table in incremental mode: its listing has no updated_at to compare", async () => {
+    const result = await sync({ mode: "incremental" });
+    expect(result).toMatchObject({ mode: "incremental", tables_count: 5, unchanged_count: 0, unchanged: [] });
+  });
+
+  it("sends a large catalog's tables in parts within the bounds, answering counts only", async () => {
+    await bulk(1500);
+    const plane = new SyncPlaneStub();
+    const result = CatalogSyncResultSchema.parse(
+      await run(
+        CATALOG_SYNC_KIND,
+        { connection_id: "c", connection: connection(), min_size_bytes: 0 },
+        plane,
+      ),
+    );
+    expect(result.tables_count).toBe(1505);
+    expect(JSON.stringify(result).length).toBeLessThan(1000);
+    expect(new Set(plane.tables.map((t) => t.full_name)).size).toBe(1505);
+    expect(plane.parts.length).toBeGreaterThan(2);
+    expect(plane.parts.every((p) => p.tables.length <= SYNC_PART_TABLES)).toBe(true);
+  });
+
+  it("stops the walk when the plane refuses a part, and sends nothing more", async () => {
+    let calls = 0;
+    const refusing = new SyncPlaneStub();
+    const part = async (raw: Record<string, unknown>) => {
+      calls++;
+      if (calls === 1) throw new Error("job stopped: refused");
+      return refusing.part(raw);
+    };
+    await bulk(1500);
+    const handler = registry().get(CATALOG_SYNC_KIND);
+    const payload = handler?.payload.parse({
+      connection_id: "c",
+      connection: connection(),
+      min_size_bytes: 0,
     });
-    expect(result.unchanged).toEqual(["lake.tpch.lineitem"]);
-    expect(result.tables.map((t) => t.full_name)).toContain("lake.sales.customers");
-    expect(result.tables.map((t) => t.full_name)).not.toContain("lake.tpch.lineitem");
-    expect(JSON.stringify(result)).not.toContain("dropped");
+    const ctx = jobContext(scratch, CATALOG_SYNC_KIND, payload, { part });
+    await expect(handler?.run(ctx)).rejects.toThrow("job stopped: refused");
+    expect(calls).toBe(1);
   });
 
   it("fails for good with the catalog's message when the credentials are refused", async () => {
@@ -293,6 +335,7 @@ describe("catalog jobs through the runner", () => {
     log: pino({ level: "silent" }),
     signal: new AbortController().signal,
     progress: () => {},
+    part: () => Promise.reject(new Error("no parts in these runs")),
   });
 
   it("refuses a catalog the agent's allowed endpoints do not cover, before any request", async () => {

@@ -5,7 +5,6 @@ import { pathToFileURL } from "node:url";
 import {
   CATALOG_SYNC_KIND,
   CATALOG_TEST_KIND,
-  type CatalogSyncResult,
   CatalogSyncResultSchema,
   type CatalogTestResult,
   CatalogTestResultSchema,
@@ -19,6 +18,7 @@ import { HandlerRegistry } from "../src/registry.ts";
 import { DELTA_FIXTURES } from "./support/fixtures.ts";
 import { copyIcebergFixture } from "./support/iceberg.ts";
 import { jobContext } from "./support/maintenance.ts";
+import { SyncPlaneStub } from "./support/sync-plane.ts";
 import { startUnityCatalog, type UnityCatalogServer } from "./support/unity-catalog.ts";
 
 const SECRET = "unity-s3cret-81f2-never-printed";
@@ -46,23 +46,38 @@ const oauth = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 
-async function run(kind: string, payload: Record<string, unknown>, allow: string[] = []) {
+async function run(
+  kind: string,
+  payload: Record<string, unknown>,
+  allow: string[] = [],
+  plane = new SyncPlaneStub(),
+) {
   const handler = registry(allow).get(kind);
   if (!handler) throw new Error(`no ${kind} handler`);
-  return (await handler.run(jobContext(scratch, kind, handler.payload.parse(payload)))) ?? {};
+  const ctx = jobContext(scratch, kind, handler.payload.parse(payload), { part: plane.part });
+  return (await handler.run(ctx)) ?? {};
 }
 
 async function test(connection: Record<string, unknown>): Promise<CatalogTestResult> {
   return CatalogTestResultSchema.parse(await run(CATALOG_TEST_KIND, { connection }));
 }
 
-async function sync(payload: Record<string, unknown> = {}, allow: string[] = []): Promise<CatalogSyncResult> {
+const sortedNames = (tables: { full_name: string }[]) => tables.map((t) => t.full_name).sort();
+
+/** A sync's result with the tables its parts carried; `known`: what the plane holds. */
+async function sync(
+  payload: Record<string, unknown> = {},
+  allow: string[] = [],
+  known: ReadonlyMap<string, number | null> = new Map(),
+) {
+  const plane = new SyncPlaneStub(known);
   const result = await run(
     CATALOG_SYNC_KIND,
     { connection_id: "conn_1", connection: oauth(), min_size_bytes: 0, ...payload },
     allow,
+    plane,
   );
-  return CatalogSyncResultSchema.parse(result);
+  return plane.view(CatalogSyncResultSchema.parse(result));
 }
 
 const column = (name: string, position: number, partitionIndex?: number) => ({
@@ -174,21 +189,18 @@ describe("catalog_sync on a Unity Catalog workspace", () => {
   it("lists every catalog, schema and table across pages, empty pages included", async () => {
     const result = await sync();
     expect(result.catalogs).toEqual(["main", "dev"]);
-    expect(result.schemas).toEqual([
-      { catalog: "main", name: "sales" },
-      { catalog: "main", name: "default" },
-      { catalog: "dev", name: "scratchpad" },
-    ]);
-    expect(result.tables.map((t) => t.full_name)).toEqual([
-      "main.sales.covid",
-      "main.sales.events",
-      "main.sales.recent_orders",
-      "main.sales.raw_csv",
-      "main.sales.orders",
+    expect(result.schemas_count).toBe(3);
+    // Schemas are walked side by side: the order across schemas is not the catalog's.
+    expect(sortedNames(result.tables)).toEqual([
+      "dev.scratchpad.t4",
       "main.default.t1",
       "main.default.t2",
       "main.default.t3",
-      "dev.scratchpad.t4",
+      "main.sales.covid",
+      "main.sales.events",
+      "main.sales.orders",
+      "main.sales.raw_csv",
+      "main.sales.recent_orders",
     ]);
     const empty = unity.calls.filter((c) => c.operation === "listTables" && /page_token=e/.test(c.query));
     expect(empty.length).toBeGreaterThan(0);
@@ -250,7 +262,7 @@ describe("catalog_sync on a Unity Catalog workspace", () => {
 
   it("syncs only the catalog asked for", async () => {
     const result = await sync({ catalog: "dev" });
-    expect(result).toMatchObject({ catalogs: ["dev"], schemas: [{ catalog: "dev", name: "scratchpad" }] });
+    expect(result).toMatchObject({ catalogs: ["dev"], schemas_count: 1 });
     expect(result.tables.map((t) => t.full_name)).toEqual(["dev.scratchpad.t4"]);
   });
 
@@ -269,21 +281,22 @@ describe("catalog_sync on a Unity Catalog workspace", () => {
     const result = await sync(
       {
         mode: "incremental",
-        known: first.tables.map((t) => ({ full_name: t.full_name, updated_at: updatedAt(t.name) })),
       },
       allow,
+      new Map(first.tables.map((t) => [t.full_name, updatedAt(t.name)])),
     );
     expect(result.mode).toBe("incremental");
-    expect(result.tables.map((t) => t.full_name)).toEqual(["main.default.t1", "main.default.t5"]);
-    expect(result.tables[0]?.updated_at).toBe(clock.now().getTime());
-    expect(result.unchanged).toEqual([
+    expect(sortedNames(result.tables)).toEqual(["main.default.t1", "main.default.t5"]);
+    expect(result.tables.every((t) => t.updated_at === clock.now().getTime())).toBe(true);
+    expect(result).toMatchObject({ tables_count: 2, unchanged_count: 7 });
+    expect([...result.unchanged].sort()).toEqual([
+      "dev.scratchpad.t4",
+      "main.default.t3",
       "main.sales.covid",
       "main.sales.events",
-      "main.sales.recent_orders",
-      "main.sales.raw_csv",
       "main.sales.orders",
-      "main.default.t3",
-      "dev.scratchpad.t4",
+      "main.sales.raw_csv",
+      "main.sales.recent_orders",
     ]);
   });
 
@@ -293,11 +306,14 @@ describe("catalog_sync on a Unity Catalog workspace", () => {
     populate();
     const handler = registry([]).get(CATALOG_SYNC_KIND);
     const payload = handler?.payload.parse({ connection_id: "c", connection: oauth(), min_size_bytes: 0 });
-    const ctx = jobContext(scratch, CATALOG_SYNC_KIND, payload);
-    // Each schema's progress report moves the clock on by a minute: the walk outlives a token.
-    ctx.progress = () => clock.advance(60_000);
+    const plane = new SyncPlaneStub();
+    const ctx = jobContext(scratch, CATALOG_SYNC_KIND, payload, { part: plane.part });
+    // Each schema's progress report moves the clock on by 40 s (main's two schemas start side by
+    // side): the walk outlives a token.
+    ctx.progress = () => clock.advance(40_000);
     const result = CatalogSyncResultSchema.parse(await handler?.run(ctx));
-    expect(result.tables).toHaveLength(9);
+    expect(result.tables_count).toBe(9);
+    expect(plane.tables).toHaveLength(9);
     expect(unity.calls.filter((c) => c.operation === "getToken")).toHaveLength(2);
     expect(unity.calls.every((c) => c.status === 200)).toBe(true);
   });

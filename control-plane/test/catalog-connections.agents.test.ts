@@ -13,6 +13,7 @@ import { type NodeServer, startNodeServer } from "../src/adapter/node-server.ts"
 import { connectAgent, hello, type TestAgentSocket } from "./support/agent-client.ts";
 import {
   ALL_SECRETS,
+  SyncReport,
   syncedTable,
   syncResult,
   testResult,
@@ -72,12 +73,27 @@ async function api(method: string, path: string, body?: unknown) {
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
-/** Takes the next offer, acknowledges it and answers `result` once leased; returns the offer. */
-async function answer(result: object) {
+/**
+ * Takes the next offer, acknowledges it and answers once leased: a sync's tables one part each
+ * (the first sent twice, as after a lost ack: both are acknowledged), then `result`; returns the offer.
+ */
+async function answer(report: object | SyncReport) {
   const { job: offer } = await socket.next("offer");
-  socket.send({ type: "ack", job_id: offer.id, fence: offer.fence });
+  const ref = { job_id: offer.id, fence: offer.fence };
+  socket.send({ type: "ack", ...ref });
   await socket.next("leased");
-  socket.send({ type: "result", job_id: offer.id, fence: offer.fence, outcome: "succeeded", result });
+  let result = report;
+  if (report instanceof SyncReport) {
+    for (const [i, table] of report.tables.entries()) {
+      const times = i === 0 ? 2 : 1;
+      for (let n = 0; n < times; n++) {
+        socket.send({ type: "part", ...ref, seq: i + 1, part: { tables: [table] } });
+        expect(await socket.next("part_ack")).toEqual({ type: "part_ack", ...ref, seq: i + 1 });
+      }
+    }
+    result = report.result;
+  }
+  socket.send({ type: "result", ...ref, outcome: "succeeded", result });
   return offer;
 }
 

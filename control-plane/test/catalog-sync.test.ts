@@ -1,8 +1,9 @@
 /**
  * `POST /api/v1/catalog-connections/{connection_id}/sync` and what a sync's end records: the
- * payload (credentials for the agent, the minimum size setting, the known tables of an incremental
- * sync), the refusals (409 inactive or overlapping, 422 on mode), the tables written and marked
- * deleted by full and incremental syncs within the catalog asked for, the connection's sync
+ * payload (credentials for the agent, the minimum size setting, no table list), the refusals (409
+ * inactive or overlapping, 422 on mode), the tables written part by part (each part once, in
+ * order; an incremental sync's listings answered with the tables to read) and marked deleted by
+ * full and incremental syncs within the catalog asked for, the connection's sync
  * status through every end (succeeded, failed, cancelled, reaped), and the credentials purged from
  * the job row at each end. Jobs are completed through the job service, as an agent would.
  */
@@ -15,11 +16,13 @@ import { ADMIN_KEY, startTestPlane, type TestPlane } from "./harness.ts";
 import {
   ALL_SECRETS,
   adminJson,
+  CATALOG_AGENT,
   fail,
   HIVE,
   lease,
   POLARIS,
   rawRow,
+  sendParts,
   succeed,
   syncedTable,
   syncResult,
@@ -60,7 +63,7 @@ const tablesOf = async (id: string, query = "") => {
   expect(res.status, res.text).toBe(200);
   return res.body as {
     total: number;
-    items: { full_name: string; deleted_at: string | null; synced_at: string }[];
+    items: { full_name: string; deleted_at: string | null; synced_at: string; size_bytes: number | null }[];
   };
 };
 const names = (page: { items: { full_name: string }[] }) => page.items.map((t) => t.full_name);
@@ -233,10 +236,8 @@ describe("a full sync's end", () => {
 
   it("keeps counts only in the job's result, and no credential in its row", async () => {
     const job = await plane.services.jobs.get(firstJob);
+    expect(job?.result).not.toHaveProperty("tables");
     expect(job?.result).toMatchObject({
-      tables: [],
-      unchanged: [],
-      schemas: [],
       tables_count: 4,
       unchanged_count: 0,
       schemas_count: 3,
@@ -325,7 +326,7 @@ describe("a full sync's end", () => {
 });
 
 describe("an incremental sync", () => {
-  it("gives the agent the live tables with their updated_at, confirms the unchanged, and marks deleted the rest", async () => {
+  it("answers each listing with the tables to read, confirms the unchanged, and marks deleted the rest", async () => {
     const c = await connection();
     const full = await sync(c.id);
     await succeed(
@@ -334,7 +335,8 @@ describe("an incremental sync", () => {
       syncResult([
         syncedTable("main.s.kept", { updated_at: 1000 }),
         syncedTable("main.s.changed", { updated_at: 2000 }),
-        syncedTable("main.s.dropped", { updated_at: null }),
+        syncedTable("main.s.unknown", { updated_at: null }),
+        syncedTable("main.s.dropped", { updated_at: 4000 }),
         syncedTable("other.s.elsewhere", { updated_at: 3000 }),
       ]),
     );
@@ -344,42 +346,179 @@ describe("an incremental sync", () => {
     expect(res.body).toMatchObject({ mode: "incremental", catalog: "main" });
     const payload = await payloadOf(res.body.id);
     expect(payload.mode).toBe("incremental");
-    expect(payload.known?.sort((a, b) => a.full_name.localeCompare(b.full_name))).toEqual([
-      { full_name: "main.s.changed", updated_at: 2000 },
-      { full_name: "main.s.dropped", updated_at: null },
+    // The payload names no table, however many the connection has.
+    expect(payload).not.toHaveProperty("known");
+    const job = await lease(plane, res.body.id);
+    const listing = [
       { full_name: "main.s.kept", updated_at: 1000 },
+      { full_name: "main.s.changed", updated_at: 5000 },
+      { full_name: "main.s.unknown", updated_at: null },
+      { full_name: "main.s.new", updated_at: 6000 },
+    ];
+    const [reply] = await sendParts(plane, job, [{ listed: listing }]);
+    expect([...((reply?.read ?? []) as string[])].sort()).toEqual([
+      "main.s.changed",
+      "main.s.new",
+      "main.s.unknown",
     ]);
-    await succeed(
+    // The same listing again (its ack was lost): the same answer, applied once.
+    const [again] = await sendParts(plane, job, [{ listed: listing }]);
+    expect(again).toEqual(reply);
+    await sendParts(
       plane,
-      res.body.id,
-      syncResult(
-        [syncedTable("main.s.changed", { updated_at: 5000, size_bytes: 7 }), syncedTable("main.s.new")],
+      job,
+      [
         {
-          mode: "incremental",
-          unchanged: ["main.s.kept"],
+          tables: [
+            syncedTable("main.s.changed", { updated_at: 5000, size_bytes: 7 }),
+            syncedTable("main.s.unknown", { updated_at: null }),
+            syncedTable("main.s.new", { updated_at: 6000 }),
+          ],
         },
-      ),
+      ],
+      2,
     );
+    await succeed(plane, job, {
+      ...syncResult([]).result,
+      mode: "incremental",
+      tables_count: 3,
+      unchanged_count: 1,
+    });
     const finished = (await plane.services.jobs.get(res.body.id))?.finishedAt?.toISOString();
     const all = await tablesOf(c.id, "?include_deleted=true");
     const byName = Object.fromEntries(all.items.map((t) => [t.full_name, t]));
     expect(byName["main.s.kept"]).toMatchObject({ deleted_at: null, synced_at: finished });
     expect(byName["main.s.changed"]).toMatchObject({ deleted_at: null, size_bytes: 7, synced_at: finished });
     expect(byName["main.s.new"]).toMatchObject({ deleted_at: null });
+    expect(byName["main.s.unknown"]).toMatchObject({ deleted_at: null });
     expect(byName["main.s.dropped"]).toMatchObject({ deleted_at: finished });
     // Outside the catalog synced: untouched.
     expect(byName["other.s.elsewhere"]).toMatchObject({ deleted_at: null });
     expect((await admin("GET", `/api/v1/jobs/${res.body.id}`)).body.result).toMatchObject({
-      tables_count: 2,
+      tables_count: 3,
       unchanged_count: 1,
       tables_marked_deleted: 1,
     });
   });
 
-  it("sends an empty known list for a connection never synced", async () => {
+  it("asks the agent to read every listed table of a connection never synced, and one marked deleted", async () => {
     const c = await connection();
-    const job = await sync(c.id, "?mode=incremental");
-    expect((await payloadOf(job.id)).known).toEqual([]);
+    const full = await sync(c.id);
+    await succeed(plane, full.id, syncResult([syncedTable("main.s.gone", { updated_at: 10 })]));
+    await succeed(plane, (await sync(c.id)).id, syncResult([]));
+    const job = await lease(plane, (await sync(c.id, "?mode=incremental")).id);
+    const [reply] = await sendParts(plane, job, [
+      {
+        listed: [
+          { full_name: "main.s.gone", updated_at: 10 },
+          { full_name: "main.s.fresh", updated_at: 11 },
+        ],
+      },
+    ]);
+    expect(reply).toEqual({ read: ["main.s.gone", "main.s.fresh"] });
+  });
+});
+
+describe("a sync's parts", () => {
+  it("are applied once each, in order: a part sent again changes nothing, a gap or an old fence is refused", async () => {
+    const c = await connection();
+    const job = await lease(plane, (await sync(c.id)).id);
+    await sendParts(plane, job, [{ tables: [syncedTable("main.a.one", { size_bytes: 1 })] }]);
+    // Part 1 again, now carrying other facts: already applied, so it is only answered.
+    await sendParts(plane, job, [{ tables: [syncedTable("main.a.one", { size_bytes: 999 })] }]);
+    expect((await tablesOf(c.id)).items.map((t) => [t.full_name, t.size_bytes])).toEqual([["main.a.one", 1]]);
+    const gap = await plane.services.jobs.part(CATALOG_AGENT.id, {
+      job_id: job.id,
+      fence: job.fence,
+      seq: 3,
+      part: { tables: [] },
+    });
+    expect(gap).toEqual({ kind: "refused", reason: "part 3 came before part 2" });
+    const old = await plane.services.jobs.part(CATALOG_AGENT.id, {
+      job_id: job.id,
+      fence: job.fence - 1,
+      seq: 2,
+      part: { tables: [] },
+    });
+    expect(old.kind).toBe("refused");
+    const stranger = await plane.services.jobs.part("agt_someone_else", {
+      job_id: job.id,
+      fence: job.fence,
+      seq: 2,
+      part: { tables: [] },
+    });
+    expect(stranger.kind).toBe("refused");
+    const bad = await plane.services.jobs.part(CATALOG_AGENT.id, {
+      job_id: job.id,
+      fence: job.fence,
+      seq: 2,
+      part: {
+        tables: [{ full_name: "main.a.two" }],
+      },
+    });
+    expect(bad.kind).toBe("refused");
+    if (bad.kind === "refused") expect(bad.reason).toContain("part 2: not a catalog sync part (tables.0.");
+    await sendParts(plane, job, [{ tables: [syncedTable("main.a.two")] }], 2);
+    await succeed(plane, job, syncResult([]).result);
+    expect(names(await tablesOf(c.id))).toEqual(["main.a.one", "main.a.two"]);
+    const ended = await plane.services.jobs.part(CATALOG_AGENT.id, {
+      job_id: job.id,
+      fence: job.fence,
+      seq: 3,
+      part: { tables: [] },
+    });
+    expect(ended.kind).toBe("refused");
+  });
+
+  it("of a sync that fails mid-way are kept, and nothing is marked deleted", async () => {
+    const c = await connection();
+    await succeed(
+      plane,
+      (await sync(c.id)).id,
+      syncResult([syncedTable("main.a.x"), syncedTable("main.a.y")]),
+    );
+    const job = await lease(plane, (await sync(c.id)).id);
+    await sendParts(plane, job, [
+      { tables: [syncedTable("main.a.x", { size_bytes: 5 }), syncedTable("main.a.z")] },
+    ]);
+    const done = await plane.services.jobs.complete(CATALOG_AGENT.id, job.id, job.fence, "failed", {
+      error: "the catalog went away",
+      retryable: false,
+    });
+    expect(done.kind).toBe("done");
+    const live = await tablesOf(c.id);
+    expect(live.items.map((t) => [t.full_name, t.size_bytes])).toEqual([
+      ["main.a.x", 5],
+      ["main.a.y", 500_000_000],
+      ["main.a.z", 500_000_000],
+    ]);
+    expect(await get(c.id)).toMatchObject({
+      sync_status: "failed",
+      last_sync_error: "the catalog went away",
+    });
+  });
+
+  it("of an earlier attempt do not count as seen by the attempt that succeeds", async () => {
+    const c = await connection();
+    await succeed(
+      plane,
+      (await sync(c.id)).id,
+      syncResult([syncedTable("main.a.x"), syncedTable("main.a.y")]),
+    );
+    const id = (await sync(c.id)).id;
+    const first = await lease(plane, id);
+    await sendParts(plane, first, [{ tables: [syncedTable("main.a.x"), syncedTable("main.a.y")] }]);
+    // The agent is lost; the job is handed out again and its second attempt no longer sees main.a.y.
+    const retried = await plane.services.jobs.release(CATALOG_AGENT.id, id, first.fence, "agent lost");
+    expect(retried.kind).toBe("done");
+    const second = await lease(plane, id);
+    expect(second.fence).toBeGreaterThan(first.fence);
+    await sendParts(plane, second, [{ tables: [syncedTable("main.a.x")] }]);
+    await succeed(plane, second, syncResult([]).result);
+    expect(names(await tablesOf(c.id))).toEqual(["main.a.x"]);
+    expect((await admin("GET", `/api/v1/jobs/${id}`)).body.result).toMatchObject({
+      tables_marked_deleted: 1,
+    });
   });
 });
 
@@ -475,14 +614,13 @@ describe("a sync that does not succeed", () => {
     const leased = await lease(plane, job.id);
     expect((await admin("DELETE", `${BASE}/${c.id}?confirm=true`)).status).toBe(204);
     // The agent had not heard of the cancel yet and reports its tables.
+    await sendParts(plane, leased, [{ tables: [syncedTable("main.a.b")] }]);
     const done = await plane.services.jobs.complete(
       "agt_catalogs_for_tests",
       job.id,
       leased.fence,
       "succeeded",
-      {
-        result: syncResult([syncedTable("main.a.b")]) as unknown as Record<string, unknown>,
-      },
+      { result: syncResult([syncedTable("main.a.b")]).result },
     );
     expect(done.kind).toBe("done");
     const [left] = await plane.services.db.all<{ n: number }>(

@@ -111,11 +111,6 @@ export const CatalogSyncPayloadSchema = z.object({
   mode: z.enum(SYNC_MODES).default("full"),
   /** Tables whose known size is below this are not reported (the minimum eligible size setting). */
   min_size_bytes: z.number().int().nonnegative(),
-  /**
-   * Incremental mode: the tables synced before with their `updated_at`; only tables whose
-   * `updated_at` changed are read again.
-   */
-  known: z.array(z.object({ full_name: z.string(), updated_at: z.number().nullable() })).optional(),
 });
 export type CatalogSyncPayload = z.infer<typeof CatalogSyncPayloadSchema>;
 
@@ -138,14 +133,50 @@ export const SyncedTableSchema = z.object({
 });
 export type SyncedTable = z.infer<typeof SyncedTableSchema>;
 
+/** A table as a listing names it, before anything else is read. */
+export const ListedTableSchema = z.object({
+  full_name: z.string().min(1),
+  updated_at: z.number().nullable(),
+});
+export type ListedTable = z.infer<typeof ListedTableSchema>;
+
+/** At most this many tables or listed tables in one part; and at most `SYNC_PART_BYTES` of JSON. */
+export const SYNC_PART_TABLES = 1000;
+export const SYNC_PART_LISTED = 2000;
+/** Well under a WebSocket message's limit on Workers (1 MiB) and a D1 value's (2 MB). */
+export const SYNC_PART_BYTES = 512 * 1024;
+
+/**
+ * A sync's tables travel in parts (the protocol's `part` messages) while the walk goes on, never
+ * in the result, so neither side holds a whole catalog:
+ * - `tables`: read (full mode: every table at or above the size threshold; incremental: the new
+ *   and changed ones); the plane upserts them at once, as seen by this sync.
+ * - `listed` (incremental mode): a page of the catalog's listing with each table's `updated_at`;
+ *   the plane confirms, as seen by this sync, the live tables whose `updated_at` it already has,
+ *   and answers the others in `read` (`CatalogSyncPartReplySchema`): only those are read.
+ * At the job's successful end the plane marks deleted the live tables this sync did not see.
+ */
+export const CatalogSyncPartSchema = z.object({
+  tables: z.array(SyncedTableSchema).max(SYNC_PART_TABLES).default([]),
+  listed: z.array(ListedTableSchema).max(SYNC_PART_LISTED).default([]),
+});
+export type CatalogSyncPart = z.infer<typeof CatalogSyncPartSchema>;
+
+export const CatalogSyncPartReplySchema = z.object({
+  /** The listed tables to read: new, changed, marked deleted, or of unknown `updated_at`. */
+  read: z.array(z.string()),
+});
+export type CatalogSyncPartReply = z.infer<typeof CatalogSyncPartReplySchema>;
+
+/** What a sync answers at its end: counts only (its tables went in parts). */
 export const CatalogSyncResultSchema = z.object({
   mode: z.enum(SYNC_MODES),
   catalogs: z.array(z.string()),
-  schemas: z.array(z.object({ catalog: z.string(), name: z.string() })),
-  /** Full mode: every table at or above the size threshold. Incremental: the changed and new ones. */
-  tables: z.array(SyncedTableSchema),
-  /** Incremental mode: tables still there but unchanged (kept as they are). */
-  unchanged: z.array(z.string()).default([]),
+  schemas_count: z.number().int().nonnegative(),
+  /** Tables sent in parts: every table at or above the threshold, or (incremental) the read ones. */
+  tables_count: z.number().int().nonnegative(),
+  /** Incremental mode: listed tables the plane already had as they are (kept, not read). */
+  unchanged_count: z.number().int().nonnegative(),
   /** Tables left out because their size is below `min_size_bytes`. */
   below_min_size: z.number().int().nonnegative(),
   duration_ms: z.number().nonnegative(),

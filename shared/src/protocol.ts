@@ -13,6 +13,7 @@
  *   plane → offer  · agent → ack (or reject; `refused` when its allow list forbids the job)
  *   plane → leased (the job may start)
  *   agent → progress … (each extends the lease)  · agent → result
+ *   agent → part · plane → part_ack (a bounded piece of a large result, in order; see `PartSchema`)
  *   agent → drain (no more offers)  · agent → release (hand a job back unfinished)
  *   plane → cancel (stop this job; answer with a `cancelled` result)
  */
@@ -101,6 +102,23 @@ export const ResultSchema = z.object({
   retryable: z.boolean().optional(),
 });
 
+/**
+ * A piece of a job's output too large for one result (a catalog sync's tables), sent while the job
+ * runs. Parts of one lease are numbered from 1 (`seq`) and sent one at a time: the agent sends the
+ * next only once `part_ack` answered the last (the plane's answer may steer the job, such as which
+ * listed tables to read). The plane applies each part once, in order, in one batch with the check
+ * that the lease is still the agent's; a part sent again (no ack came) is answered again and not
+ * applied twice; a gap or an old fence is `refused`. Each part also extends the lease. The job
+ * kind decides what a part holds (`docs/job-kinds.md`); a part's frame stays under 1 MiB.
+ */
+export const PartSchema = z.object({
+  type: z.literal("part"),
+  ...LeaseRefSchema.shape,
+  seq: z.number().int().min(1),
+  part: jsonObject,
+});
+export type Part = z.infer<typeof PartSchema>;
+
 export const ReleaseSchema = z.object({
   type: z.literal("release"),
   ...LeaseRefSchema.shape,
@@ -120,6 +138,7 @@ export const AgentMessageSchema = z.discriminatedUnion("type", [
   AckSchema,
   RejectSchema,
   ProgressSchema,
+  PartSchema,
   ResultSchema,
   ReleaseSchema,
   DrainSchema,
@@ -177,12 +196,21 @@ export const CancelSchema = z.object({
   reason: z.string(),
 });
 
+/** Part `seq` is applied (now or before); `reply` is the kind's answer to it, if it has one. */
+export const PartAckSchema = z.object({
+  type: z.literal("part_ack"),
+  ...LeaseRefSchema.shape,
+  seq: z.number().int().min(1),
+  reply: jsonObject.optional(),
+});
+
 export const PlaneMessageSchema = z.discriminatedUnion("type", [
   WelcomeSchema,
   OfferSchema,
   LeasedSchema,
   RefusedSchema,
   CancelSchema,
+  PartAckSchema,
 ]);
 export type PlaneMessage = z.infer<typeof PlaneMessageSchema>;
 

@@ -9,7 +9,8 @@
  * - Facts come from the loaded metadata: size is the current snapshot's `total-files-size` (null
  *   without one), partitioned when the default spec has a field that is not `void`, `updated_at` is
  *   `last-updated-ms`. `detail` keeps the current snapshot, schema and spec, not the history.
- * - Incremental mode still loads every table: `last-updated-ms` is only in the metadata. The
+ * - Incremental mode reads every table too (`changedAmong` is not asked): `last-updated-ms` is only
+ *   in the loaded metadata, and the plane accepts incremental syncs of workspace connections only. The
  *   table's `config` (FileIO settings, vended credentials) is never kept.
  * - A table or namespace that is gone (404) by the time it is read is left out; a table whose
  *   metadata can't be read is reported without facts, the reason in `detail.error`.
@@ -19,7 +20,7 @@ import type { Clock } from "@lakesmith/shared/time";
 import type { z } from "zod";
 import { type LoadedTable, RestCatalogClient, RestCatalogError } from "../iceberg/rest/index.ts";
 import { forEachBounded } from "./bounded.ts";
-import { type CatalogClient, isUnchanged, type WalkedTable, type WalkOptions } from "./types.ts";
+import type { CatalogClient, WalkedTable, WalkOptions } from "./types.ts";
 
 type PolarisCredentials = z.infer<typeof PolarisCredentialsSchema>;
 
@@ -100,9 +101,7 @@ export class PolarisCatalog implements CatalogClient {
         if (!(err instanceof RestCatalogError && err.reason === "malformed")) throw err;
         table = { ...names, ...NO_FACTS, detail: { error: err.message } };
       }
-      if (isUnchanged(options.known, table.full_name, table.updated_at))
-        await onTable({ changed: false, full_name: table.full_name, updated_at: table.updated_at });
-      else await onTable({ changed: true, table });
+      await onTable({ changed: true, table });
     });
   }
 

@@ -5,12 +5,13 @@
  *
  * - A walk reports every catalog and schema it enters (`onCatalog`, `onSchema`) and every table it
  *   finds, once.
- * - With `known`, a table whose `updated_at` equals the known one is reported `unchanged` and its
- *   facts beyond the listing are not read (for Unity: no Delta log read). A null on either side
- *   can't be compared and counts as changed.
+ * - With `changedAmong` (incremental mode), a client that lists tables with their `updated_at`
+ *   asks it about each page of its listing and reads only the tables it names; the others are
+ *   reported `unchanged`, their facts beyond the listing not read (for Unity: no Delta log read).
+ *   A client whose listing has no `updated_at` (Iceberg REST) reads every table.
  * - A table that vanishes between listing and loading is left out, as if it had been dropped.
  */
-import type { SyncedTable } from "@lakesmith/shared/catalogs";
+import type { ListedTable, SyncedTable } from "@lakesmith/shared/catalogs";
 
 export type WalkedTable =
   | { changed: true; table: SyncedTable }
@@ -19,8 +20,8 @@ export type WalkedTable =
 export interface WalkOptions {
   /** Only this catalog; absent: every catalog. */
   catalog?: string;
-  /** Incremental mode: full name to the `updated_at` synced before. */
-  known?: ReadonlyMap<string, number | null>;
+  /** Incremental mode: which of these listed tables to read (the others are unchanged). */
+  changedAmong?(listed: readonly ListedTable[]): Promise<ReadonlySet<string>>;
   onCatalog?(catalog: string): void;
   onSchema?(schema: { catalog: string; name: string }): void;
   /** Checked between requests: the walk stops with the signal's reason. */
@@ -41,14 +42,3 @@ export type TableSize =
 
 /** Reads a table's size from its own metadata at `location` (`delta` or `iceberg`). */
 export type SizeOf = (location: string, format: string) => Promise<TableSize>;
-
-/** Whether a table listed with `updatedAt` is the one synced before (see the header). */
-export function isUnchanged(
-  known: ReadonlyMap<string, number | null> | undefined,
-  fullName: string,
-  updatedAt: number | null,
-): boolean {
-  if (!known || updatedAt === null) return false;
-  const before = known.get(fullName);
-  return before !== undefined && before !== null && before === updatedAt;
-}

@@ -101,14 +101,15 @@ export function catalogHandlers(
           const result = await syncCatalog(open(ctx), ctx.payload, {
             signal: ctx.signal,
             progress: ctx.progress,
+            part: ctx.part,
           });
           ctx.log.info(
             {
               mode: result.mode,
               catalogs: result.catalogs.length,
-              schemas: result.schemas.length,
-              tables: result.tables.length,
-              unchanged: result.unchanged.length,
+              schemas: result.schemas_count,
+              tables: result.tables_count,
+              unchanged: result.unchanged_count,
               below_min_size: result.below_min_size,
             },
             "catalog synced",

@@ -20,7 +20,7 @@ export function jobContext<P>(
   root: string,
   kind: string,
   payload: P,
-  options: { jobId?: string; signal?: AbortSignal } = {},
+  options: { jobId?: string; signal?: AbortSignal; part?: JobContext<P>["part"] } = {},
 ): JobContext<P> & { reports: Record<string, unknown>[] } {
   const reports: Record<string, unknown>[] = [];
   return {
@@ -37,6 +37,7 @@ export function jobContext<P>(
     signal: options.signal ?? new AbortController().signal,
     scratchDir: mkdtempSync(join(root, "scratch-")),
     progress: (p) => reports.push(p),
+    part: options.part ?? (() => Promise.reject(new Error(`a ${kind} job sends no parts`))),
     log: pino({ level: "silent" }),
     reports,
   };

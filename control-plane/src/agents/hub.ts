@@ -216,6 +216,21 @@ export class LocalHub implements Hub {
       }
       case "progress":
         return this.extend(session, message.job_id, message.fence, message.progress);
+      case "part": {
+        const { job_id, fence, seq } = message;
+        const outcome = await this.jobs.part(agentId, message);
+        if (outcome.kind === "refused") return this.refuse(session, job_id, fence, outcome.reason);
+        this.send(session, {
+          type: "part_ack",
+          job_id,
+          fence,
+          seq,
+          ...(outcome.reply ? { reply: outcome.reply } : {}),
+        });
+        if (outcome.cancelling)
+          this.send(session, { type: "cancel", job_id, fence, reason: "cancel requested" });
+        return;
+      }
       case "heartbeat":
         for (const lease of message.leases) await this.extend(session, lease.job_id, lease.fence);
         await this.agents.seen([agentId]);

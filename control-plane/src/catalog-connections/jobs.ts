@@ -7,8 +7,9 @@
  * - A sync is refused (409) while another sync of the connection is active or the connection is
  *   inactive, and an incremental one (422) for a type that has none. The batch that inserts it
  *   also sets the connection `running`, records the job as its latest sync and when it was asked
- *   for (the scheduler's clock), and for an incremental sync writes the known tables into the
- *   payload. Its end is `record.ts`.
+ *   for (the scheduler's clock). The payload stays small whatever the catalog's size: an
+ *   incremental sync learns which tables changed part by part as it lists them (`record.ts`),
+ *   which also records its tables and its end.
  * - A payload holds decrypted credentials: a failed write is rethrown without its parameters.
  */
 import type { Clock } from "@lakesmith/shared";
@@ -18,11 +19,11 @@ import {
   type CatalogSyncPayload,
   type SyncMode,
 } from "@lakesmith/shared/catalogs";
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { type Abilities, mayRun } from "../agents/routing.ts";
 import type { ConfigService } from "../config/service.ts";
 import type { Db } from "../db/index.ts";
-import { type CatalogConnection, catalogConnections, catalogTables, type Job, jobs } from "../db/schema.ts";
+import { type CatalogConnection, catalogConnections, type Job } from "../db/schema.ts";
 import { ApiError, conflict, invalidField, notFound } from "../http/problem.ts";
 import { type ActiveJob, jobExists, type NewJob } from "../jobs/enqueue.ts";
 import type { JobService } from "../jobs/service.ts";
@@ -133,24 +134,7 @@ export class CatalogJobService {
         .update(catalogConnections)
         .set({ syncStatus: "running", lastSyncJobId: jobId, syncRequestedAt: now })
         .where(and(eq(catalogConnections.id, row.id), jobExists(jobId))),
-      ...(asked.mode === "incremental" ? [this.knownTables(jobId, row.id, asked.catalog)] : []),
     ]);
-  }
-
-  /**
-   * An incremental sync's `known`: the connection's live tables (in the catalog asked for) with
-   * their `updated_at`, written into the payload by SQLite, not bound: it can be thousands of rows.
-   */
-  private knownTables(jobId: string, connectionId: string, catalog: string | undefined) {
-    const inCatalog = catalog === undefined ? sql`` : sql` and t.catalog = ${catalog}`;
-    const known = sql`json((select json_group_array(json_object('full_name', t.full_name, 'updated_at', t.updated_at))
-      from ${catalogTables} t where t.connection_id = ${connectionId} and t.deleted_at is null${inCatalog}))`;
-    return this.db
-      .update(jobs)
-      .set({
-        payload: sql`json_set(${jobs.payload}, '$.known', ${known})` as unknown as Record<string, unknown>,
-      })
-      .where(eq(jobs.id, jobId));
   }
 }
 

@@ -5,8 +5,9 @@
  * `endpointsOf`), and neither touches a storage location. Both carry the connection's credentials,
  * declared `secrets`: no job view shows them, and the job's end removes them from its row.
  *
- * A connection's syncs never overlap (scope `connection:<id>/`); the end of one writes its tables
- * and the connection's sync status in the same batch (`record.ts`).
+ * A connection's syncs never overlap (scope `connection:<id>/`); a sync's tables come in parts
+ * while it runs, and its end writes the deletions and the connection's sync status in the same
+ * batch (`record.ts`).
  */
 import {
   CATALOG_SYNC_KIND,
@@ -16,7 +17,7 @@ import {
 } from "@lakesmith/shared/catalogs";
 import { connectionScope, defineJobKind } from "../jobs/kinds.ts";
 import { ALL_SECRET_FIELDS, endpointsOf } from "./credentials.ts";
-import { recordSync } from "./record.ts";
+import { recordSync, recordSyncPart } from "./record.ts";
 
 /** Every secret field of every type, under the payload's `connection`: a field a type lacks is simply not there. */
 const CONNECTION_SECRETS = ALL_SECRET_FIELDS.map((field) => `connection.${field}`);
@@ -41,6 +42,7 @@ export const catalogSyncKind = defineJobKind({
     grain: "connection",
     scopes: (payload) => [connectionScope(payload.connection_id)],
   },
+  part: recordSyncPart,
   finish: recordSync,
   secrets: CONNECTION_SECRETS,
   retry: { maxAttempts: 3 },

@@ -1,17 +1,23 @@
 /**
- * The end of a `catalog_sync` job, recorded in the batch that ends it (its finish hook), so a
- * connection's tables and its sync status never disagree with the job.
+ * What a `catalog_sync` job writes: its tables part by part while it runs (the protocol's `part`,
+ * `CatalogSyncPart`), and at its end, in the batch that ends it (its finish hook), the deletions
+ * and the connection's sync status; so the tables and the status never disagree with the job.
  *
- * A succeeded sync, set-based from the result the same batch has just stored on the job row
- * (`json_each(jobs.result, '$.tables')`, like `pending-deletions/record.ts`; nothing per table is
- * bound or built in JavaScript):
- * 1. upserts every reported table by (connection, `full_name`): its fields, `synced_at` = the
- *    job's end, `sync_job_id` = the job, `deleted_at` cleared (a table that came back is live);
- * 2. incremental mode: confirms the `unchanged` tables the same way, keeping their fields;
- * 3. keeps counts only in the stored result: `tables`, `unchanged` and `schemas` become `[]`,
- *    with `tables_count`, `unchanged_count`, `schemas_count` and `tables_marked_deleted`;
- * 4. marks deleted (`deleted_at` = the job's end) the connection's live tables this job did not
- *    report, within the payload's `catalog` when it named one: gone from the catalog, or now below
+ * Each part, applied once and in order (`jobs/parts.ts`), set-based from one bound JSON value
+ * (`json_each`; nothing per table is bound or built in SQL text), so a part's cost and memory are
+ * bounded by the part, never by the catalog (a part is at most 512 KB: within a Workers WebSocket
+ * message and a D1 value):
+ * 1. `tables`: upserts each by (connection, `full_name`): its fields, `synced_at` = now,
+ *    `deleted_at` cleared (a table that came back is live), seen by this sync (`sync_job_id` = the
+ *    job, `sync_fence` = its fence);
+ * 2. `listed` (incremental): the live tables whose stored `updated_at` equals the listed one are
+ *    seen by this sync, their fields kept; the reply names the others (`read`), which the agent
+ *    reads and sends as tables.
+ *
+ * A succeeded sync, at its end:
+ * 3. adds `tables_marked_deleted` to its result (the result carries counts only);
+ * 4. marks deleted (`deleted_at` = the job's end) the connection's live tables this attempt did
+ *    not see, within the payload's `catalog` when it named one: gone from the catalog, or now below
  *    the minimum size;
  * 5. for the Lakesmith tables linked to a synced table now marked deleted (and not flagged yet):
  *    disables their schedules and sets `catalog_table_deleted_at` = the job's end; a linked
@@ -20,25 +26,142 @@
  * 6. sets the connection `completed`, `last_synced_at` = the job's end, no error.
  *
  * A failed or cancelled sync (by the agent, a cancel, the reaper after the last attempt) sets the
- * connection `failed` with the job's error and touches no table. Only the connection's latest
- * sync (`last_sync_job_id`) moves its status, and nothing is written for a connection deleted
- * meanwhile. Every statement is guarded by `ended`, so a second run changes nothing.
- *
- * Scale: on D1 a job's result is one value of at most 2 MB, so a sync reports at most about 2 MB of
- * tables there (some thousands with the catalog's detail); on libSQL the agent's message is the bound.
+ * connection `failed` with the job's error and marks nothing deleted: the tables its parts wrote
+ * are as the catalog had them, and no table is dropped on the word of an unfinished walk. Only the
+ * connection's latest sync (`last_sync_job_id`) moves its status, and nothing is written for a
+ * connection deleted meanwhile. Every end statement is guarded by `ended`, so a second run changes nothing.
  */
-import { CatalogSyncResultSchema } from "@lakesmith/shared/catalogs";
-import { and, eq, inArray, isNotNull, isNull, ne, type SQL, sql } from "drizzle-orm";
+import {
+  CatalogSyncPartSchema,
+  CatalogSyncResultSchema,
+  type ListedTable,
+  type SyncedTable,
+} from "@lakesmith/shared/catalogs";
+import { and, eq, inArray, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "../db/index.ts";
 import { insertSelect } from "../db/insert-select.ts";
 import { catalogConnections, catalogTables, type Job, jobs, lakeTables, schedules } from "../db/schema.ts";
-import type { FinishHook } from "../jobs/kinds.ts";
+import type { BatchItem, FinishHook, PartHook } from "../jobs/kinds.ts";
 
 /** What the hook reads of the payload; the rest (the credentials) may be purged already. */
 const SyncTargetSchema = z.object({ connection_id: z.string(), catalog: z.string().optional() });
 
 type Statements = ReturnType<FinishHook>;
+
+/** The part hook of `catalog_sync` jobs: steps 1 and 2 of the header. */
+export const recordSyncPart: PartHook = async ({ db, clock }, job, part, fresh) => {
+  const target = SyncTargetSchema.safeParse(job.payload);
+  if (!target.success) return { invalid: "the job's payload names no connection" };
+  const parsed = CatalogSyncPartSchema.safeParse(part);
+  if (!parsed.success)
+    return {
+      invalid: `not a catalog sync part (${parsed.error.issues
+        .slice(0, 3)
+        .map((i) => `${i.path.join(".") || "(part)"}: ${i.message}`)
+        .join("; ")})`,
+    };
+  const { tables, listed } = parsed.data;
+  const seen = new PartWriter(db, job, target.data.connection_id, clock.now(), fresh);
+  const statements: BatchItem[] = tables.length > 0 ? [seen.upsert(tables)] : [];
+  if (listed.length === 0) return { statements };
+  const unchanged = await seen.unchangedAmong(listed);
+  if (unchanged.length > 0) statements.push(seen.confirm(unchanged));
+  const kept = new Set(unchanged);
+  const read = listed.filter((l) => !kept.has(l.full_name)).map((l) => l.full_name);
+  return { statements, reply: async () => ({ read }) };
+};
+
+/** Writes one part's tables as seen by the job's current attempt. */
+class PartWriter {
+  constructor(
+    private readonly db: Db,
+    private readonly job: Job,
+    private readonly connectionId: string,
+    private readonly now: Date,
+    private readonly fresh: SQL,
+  ) {}
+
+  upsert(tables: SyncedTable[]): BatchItem {
+    const field = (path: string) => sql`json_extract(t.value, ${`$.${path}`})`;
+    return insertSelect(
+      this.db,
+      catalogTables,
+      {
+        connectionId: sql`${this.connectionId}`,
+        fullName: field("full_name"),
+        catalog: field("catalog"),
+        schema: field("schema"),
+        name: field("name"),
+        format: field("format"),
+        tableType: field("table_type"),
+        location: field("location"),
+        sizeBytes: field("size_bytes"),
+        hasPartitions: field("has_partitions"),
+        updatedAt: sql`cast(${field("updated_at")} as integer)`,
+        detail: field("detail"),
+        syncedAt: sql`${this.now.getTime()}`,
+        syncJobId: sql`${this.job.id}`,
+        syncFence: sql`${this.job.fence}`,
+        deletedAt: sql`null`,
+      },
+      sql`from json_each(${JSON.stringify(tables)}) t
+        where ${this.fresh} and exists (select 1 from ${catalogConnections} c where c.id = ${this.connectionId})`,
+    ).onConflictDoUpdate({
+      target: [catalogTables.connectionId, catalogTables.fullName],
+      set: {
+        catalog: sql`excluded.catalog`,
+        schema: sql`excluded.schema`,
+        name: sql`excluded.name`,
+        format: sql`excluded.format`,
+        tableType: sql`excluded.table_type`,
+        location: sql`excluded.location`,
+        sizeBytes: sql`excluded.size_bytes`,
+        hasPartitions: sql`excluded.has_partitions`,
+        updatedAt: sql`excluded.updated_at`,
+        detail: sql`excluded.detail`,
+        syncedAt: sql`excluded.synced_at`,
+        syncJobId: sql`excluded.sync_job_id`,
+        syncFence: sql`excluded.sync_fence`,
+        deletedAt: sql`null`,
+      },
+    });
+  }
+
+  /** The listed tables stored live with the same `updated_at` (a null compares with nothing). */
+  async unchangedAmong(listed: ListedTable[]): Promise<string[]> {
+    const names = JSON.stringify(listed.map((l) => l.full_name));
+    const rows = await this.db
+      .select({ fullName: catalogTables.fullName, updatedAt: catalogTables.updatedAt })
+      .from(catalogTables)
+      .where(
+        and(
+          eq(catalogTables.connectionId, this.connectionId),
+          isNull(catalogTables.deletedAt),
+          sql`${catalogTables.fullName} in (select value from json_each(${names}))`,
+        ),
+      );
+    const stored = new Map(rows.map((r) => [r.fullName, r.updatedAt?.getTime() ?? null]));
+    return listed
+      .filter((l) => l.updated_at !== null && stored.get(l.full_name) === l.updated_at)
+      .map((l) => l.full_name);
+  }
+
+  /** Marks these live tables seen by this attempt, their fields kept. */
+  confirm(fullNames: string[]): BatchItem {
+    return this.db
+      .update(catalogTables)
+      .set({ syncedAt: this.now, syncJobId: this.job.id, syncFence: this.job.fence })
+      .where(
+        and(
+          eq(catalogTables.connectionId, this.connectionId),
+          isNull(catalogTables.deletedAt),
+          sql`${catalogTables.fullName} in (select value from json_each(${JSON.stringify(fullNames)}))`,
+          this.fresh,
+        ),
+      );
+  }
+}
 
 /** The finish hook of `catalog_sync` jobs. */
 export const recordSync: FinishHook = ({ db }, job, end, ended) => {
@@ -62,17 +185,10 @@ export const recordSync: FinishHook = ({ db }, job, end, ended) => {
           .join("; ")})`,
       ),
     ];
-  const result = parsed.data;
   const writer = new SyncWriter(db, job, connectionId, target.data.catalog, ended);
   return [
-    writer.upsertReported(),
-    ...(result.unchanged.length > 0 ? [writer.confirmUnchanged()] : []),
-    writer.keepCountsOnly({
-      tables: result.tables.length,
-      unchanged: result.unchanged.length,
-      schemas: result.schemas.length,
-    }),
-    writer.markUnreported(),
+    writer.countMarked(),
+    writer.markUnseen(),
     ...writer.stopLinkedTables(),
     db
       .update(catalogConnections)
@@ -99,88 +215,26 @@ class SyncWriter {
     this.finishedAt = sql`(select ${jobs.finishedAt} from ${jobs} where ${jobs.id} = ${job.id})`;
   }
 
-  upsertReported(): Statements[number] {
-    const field = (path: string) => sql`json_extract(t.value, ${`$.${path}`})`;
-    return insertSelect(
-      this.db,
-      catalogTables,
-      {
-        connectionId: sql`${this.connectionId}`,
-        fullName: field("full_name"),
-        catalog: field("catalog"),
-        schema: field("schema"),
-        name: field("name"),
-        format: field("format"),
-        tableType: field("table_type"),
-        location: field("location"),
-        sizeBytes: field("size_bytes"),
-        hasPartitions: field("has_partitions"),
-        updatedAt: sql`cast(${field("updated_at")} as integer)`,
-        detail: field("detail"),
-        syncedAt: sql`j.finished_at`,
-        syncJobId: sql`j.id`,
-        deletedAt: sql`null`,
-      },
-      sql`from ${jobs} j, json_each(j.result, '$.tables') t
-        where j.id = ${this.job.id} and ${this.ended}
-          and exists (select 1 from ${catalogConnections} c where c.id = ${this.connectionId})`,
-    ).onConflictDoUpdate({
-      target: [catalogTables.connectionId, catalogTables.fullName],
-      set: {
-        catalog: sql`excluded.catalog`,
-        schema: sql`excluded.schema`,
-        name: sql`excluded.name`,
-        format: sql`excluded.format`,
-        tableType: sql`excluded.table_type`,
-        location: sql`excluded.location`,
-        sizeBytes: sql`excluded.size_bytes`,
-        hasPartitions: sql`excluded.has_partitions`,
-        updatedAt: sql`excluded.updated_at`,
-        detail: sql`excluded.detail`,
-        syncedAt: sql`excluded.synced_at`,
-        syncJobId: sql`excluded.sync_job_id`,
-        deletedAt: sql`null`,
-      },
-    });
-  }
-
-  confirmUnchanged(): Statements[number] {
-    const unchanged = sql`(select value from json_each((select ${jobs.result} from ${jobs} where ${jobs.id} = ${this.job.id}), '$.unchanged'))`;
-    return this.db
-      .update(catalogTables)
-      .set({ syncedAt: this.finishedAt as unknown as Date, syncJobId: this.job.id, deletedAt: null })
-      .where(
-        and(
-          eq(catalogTables.connectionId, this.connectionId),
-          sql`${catalogTables.fullName} in ${unchanged}`,
-          this.ended,
-        ),
-      );
-  }
-
-  /** The connection's live tables (in the synced catalog) that this job did not report. */
-  private unreported(): SQL {
+  /** The connection's live tables (in the synced catalog) that this attempt did not see. */
+  private unseen(): SQL {
     return and(
       eq(catalogTables.connectionId, this.connectionId),
       isNull(catalogTables.deletedAt),
-      ne(catalogTables.syncJobId, this.job.id),
+      sql`not (${catalogTables.syncJobId} = ${this.job.id} and ${catalogTables.syncFence} is ${this.job.fence})`,
       this.catalog === undefined ? undefined : eq(catalogTables.catalog, this.catalog),
     ) as SQL;
   }
 
-  /** Counts in place of the lists; before `markUnreported`, whose rows it counts. */
-  keepCountsOnly(counts: { tables: number; unchanged: number; schemas: number }): Statements[number] {
-    const marked = sql`(select count(*) from ${catalogTables} where ${this.unreported()})`;
+  /** The count of tables `markUnseen` marks, into the result; before it, whose rows it counts. */
+  countMarked(): Statements[number] {
+    const marked = sql`(select count(*) from ${catalogTables} where ${this.unseen()})`;
     return this.db
       .update(jobs)
       .set({
-        result:
-          sql`json_set(${jobs.result}, '$.tables', json('[]'), '$.unchanged', json('[]'), '$.schemas', json('[]'),
-          '$.tables_count', ${counts.tables}, '$.unchanged_count', ${counts.unchanged},
-          '$.schemas_count', ${counts.schemas}, '$.tables_marked_deleted', ${marked})` as unknown as Record<
-            string,
-            unknown
-          >,
+        result: sql`json_set(${jobs.result}, '$.tables_marked_deleted', ${marked})` as unknown as Record<
+          string,
+          unknown
+        >,
       })
       .where(and(eq(jobs.id, this.job.id), this.ended));
   }
@@ -209,10 +263,10 @@ class SyncWriter {
     ];
   }
 
-  markUnreported(): Statements[number] {
+  markUnseen(): Statements[number] {
     return this.db
       .update(catalogTables)
       .set({ deletedAt: this.finishedAt as unknown as Date })
-      .where(and(this.unreported(), this.ended));
+      .where(and(this.unseen(), this.ended));
   }
 }

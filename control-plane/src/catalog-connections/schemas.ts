@@ -14,7 +14,7 @@ export const CATALOG_TABLE_PAGE_MAX = 1000;
 export const SYNC_INTERVAL_MAX_HOURS = 8760;
 
 const TYPE_DESCRIPTION =
-  "workspace: a workspace catalog (Databricks Unity Catalog, or the open-source Unity Catalog server); hive_metastore: a Hive Metastore over Thrift; polaris: an Iceberg REST catalog such as Apache Polaris. It never changes once created.";
+  "workspace: a workspace catalog (Databricks Unity Catalog, or the open-source Unity Catalog server); hive_metastore: a Hive Metastore over Thrift (one catalog, `hive`, Hive's own default catalog name; its databases are the schemas); polaris: an Iceberg REST catalog such as Apache Polaris. It never changes once created.";
 
 const text = (max: number) => z.string().min(1).max(max);
 
@@ -312,8 +312,13 @@ export const CatalogTablesQuery = pageQuery(100, CATALOG_TABLE_PAGE_MAX).extend(
   search: text(255).optional().openapi({
     description: "Tables whose full_name contains this; ASCII letters match either case.",
   }),
-  format: text(64).optional().openapi({ description: "delta, iceberg, hive, parquet, ...; either case." }),
-  table_type: text(64).optional().openapi({ description: "MANAGED, EXTERNAL, VIEW, ...; either case." }),
+  format: text(64).optional().openapi({
+    description: "delta, iceberg, parquet, orc, avro, text, ... (see CatalogTable.format); either case.",
+  }),
+  table_type: text(64).optional().openapi({
+    description:
+      "MANAGED, EXTERNAL, VIEW, ... (Hive Metastore: MANAGED_TABLE, EXTERNAL_TABLE, VIRTUAL_VIEW, ...); either case.",
+  }),
   min_size_bytes: bytesQuery("size_bytes at least this; tables of unknown size are left out."),
   max_size_bytes: bytesQuery("size_bytes at most this; tables of unknown size are left out."),
   has_partitions: booleanQuery(
@@ -336,10 +341,19 @@ export const CatalogTableSchema = z
     catalog: z.string(),
     schema: z.string(),
     name: z.string(),
-    format: z.string().nullable(),
-    table_type: z.string().nullable(),
+    format: z.string().nullable().openapi({
+      description:
+        "The table format as the catalog or the table's metadata tells: delta, iceberg, ... For a Hive Metastore table, its files' format from the storage descriptor (parquet, orc, avro, text, rcfile, sequencefile; a Spark data source table's provider), or iceberg for a table registered with table_type=ICEBERG. A Hive table Lakesmith can crunch is parquet and not transactional (the detail's `transactional`).",
+    }),
+    table_type: z.string().nullable().openapi({
+      description:
+        "The catalog's own kind of table: MANAGED, EXTERNAL, VIEW (Unity); MANAGED_TABLE, EXTERNAL_TABLE, VIRTUAL_VIEW (Hive Metastore); ...",
+    }),
     location: z.string().nullable(),
-    size_bytes: z.number().int().nullable().openapi({ description: "Null when the agent could not tell." }),
+    size_bytes: z.number().int().nullable().openapi({
+      description:
+        "Null when the agent could not tell. Hive Metastore: the totalSize statistic, else the partitions' sum, else the files listed under the location where the agent may read it.",
+    }),
     has_partitions: z.boolean().nullable(),
     updated_at: z.string().nullable().openapi({ description: "When the catalog last changed the table." }),
     synced_at: z.string().openapi({ description: "When a sync last reported the table." }),

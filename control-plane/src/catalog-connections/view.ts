@@ -92,8 +92,6 @@ export function syncJobView(job: Job): SyncJobWire {
   const payload = asked.success ? asked.data : {};
   const stored = (job.result ?? {}) as Record<string, unknown>;
   const result = job.status === "succeeded" ? CatalogSyncResultSchema.safeParse(job.result) : undefined;
-  const count = (key: string, fallback: number) =>
-    typeof stored[key] === "number" ? (stored[key] as number) : fallback;
   return {
     id: job.id,
     connection_id: typeof job.payload.connection_id === "string" ? job.payload.connection_id : "",
@@ -106,10 +104,11 @@ export function syncJobView(job: Job): SyncJobWire {
       ? {
           mode: result.data.mode,
           catalogs: result.data.catalogs,
-          schemas_count: count("schemas_count", result.data.schemas.length),
-          tables_count: count("tables_count", result.data.tables.length),
-          unchanged_count: count("unchanged_count", result.data.unchanged.length),
-          tables_marked_deleted: count("tables_marked_deleted", 0),
+          schemas_count: result.data.schemas_count,
+          tables_count: result.data.tables_count,
+          unchanged_count: result.data.unchanged_count,
+          tables_marked_deleted:
+            typeof stored.tables_marked_deleted === "number" ? stored.tables_marked_deleted : 0,
           below_min_size: result.data.below_min_size,
           duration_ms: result.data.duration_ms,
         }
@@ -122,7 +121,7 @@ export function syncJobView(job: Job): SyncJobWire {
 }
 
 /** What the list of synced tables reads of a row: not the catalog's own record (`detail`). */
-export type CatalogTableListRow = Omit<CatalogTable, "connectionId" | "detail" | "syncJobId">;
+export type CatalogTableListRow = Omit<CatalogTable, "connectionId" | "detail" | "syncJobId" | "syncFence">;
 
 export function catalogTableView(row: CatalogTableListRow) {
   return {

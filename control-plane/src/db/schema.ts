@@ -389,6 +389,12 @@ export const jobs = sqliteTable(
     trigger: text("trigger").notNull().default("manual"),
     scheduleId: text("schedule_id"),
     progress: text("progress", { mode: "json" }).$type<Record<string, unknown>>(),
+    /**
+     * The last part of its output the job's lease applied (protocol `part`): its fence and number.
+     * A part is applied only as the next one of the current fence (`jobs/parts.ts`).
+     */
+    partFence: integer("part_fence"),
+    partSeq: integer("part_seq"),
     result: text("result", { mode: "json" }).$type<Record<string, unknown>>(),
     error: text("error"),
     createdBy: text("created_by"),
@@ -603,8 +609,12 @@ export const catalogTables = sqliteTable(
     detail: text("detail", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
     /** When a sync last reported the table (changed or unchanged). */
     syncedAt: integer("synced_at", { mode: "timestamp_ms" }).notNull(),
-    /** The sync that last reported it: a sync marks deleted the rows it did not report. */
+    /**
+     * The sync that last saw it (reported it read, or confirmed it unchanged), and that sync's
+     * fence (its attempt): a sync that succeeds marks deleted the live rows its own attempt did not see.
+     */
     syncJobId: text("sync_job_id").notNull(),
+    syncFence: integer("sync_fence"),
     deletedAt: integer("deleted_at", { mode: "timestamp_ms" }),
   },
   (t) => [

@@ -41,6 +41,27 @@ export interface KindContext {
  */
 export type FinishHook = (ctx: KindContext, job: Job, end: JobEnd, ended: SQL) => BatchItem[];
 
+/** What a kind does with one part of a job's output (protocol `part`). */
+export interface PartHandling {
+  /** Statements that apply the part, each guarded by `fresh`; they run in the batch that records it. */
+  statements: BatchItem[];
+  /** The answer to the agent, read after the batch; the same when the part is sent again. */
+  reply?: () => Promise<Record<string, unknown>>;
+}
+
+/**
+ * Applies a part of a running job's output (`jobs/parts.ts`). `fresh` is a SQL condition that holds
+ * only while the part is the next one of the job's current lease; every statement must be guarded
+ * by it, so a part sent again is not applied twice. A part the kind can't read is `{ invalid }`
+ * (the agent is refused, the reason named).
+ */
+export type PartHook = (
+  ctx: KindContext,
+  job: Job,
+  part: Record<string, unknown>,
+  fresh: SQL,
+) => Promise<PartHandling | { invalid: string }>;
+
 /** The grains at which a kind's jobs exclude each other. */
 export type ExclusionGrain = "table" | "partition_set" | "prefix" | "connection";
 
@@ -76,6 +97,8 @@ export interface JobKind<P = Record<string, unknown>> {
   /** Checked before a job of the kind is queued for a table; the table's own state decides. */
   precondition?(table: LakeTable): Refusal | undefined;
   finish?: FinishHook;
+  /** Kinds whose output is too large for one result take it in parts while they run. */
+  part?: PartHook;
   /**
    * Payload fields that hold credentials, as dotted paths (`connection.client_secret`): the agent
    * gets them in its offer, no job view ever shows them, and the batch that ends the job removes

@@ -5,6 +5,7 @@
  *   enqueue.ts   new jobs, from their kind's declaration; the overlap rule at enqueue
  *   offer.ts     offer to an agent that may take the job, ack, reject, refuse
  *   lease.ts     extend, release, resume after a reconnect
+ *   parts.ts     parts of a running job's output, applied as they arrive
  *   complete.ts  results, and the finish hooks of every end
  *   cancel.ts    cancel (`CancelService` also tells the agent)
  *   reap.ts      lapsed offers and leases
@@ -41,6 +42,7 @@ import {
   refuse,
   reject,
 } from "./offer.ts";
+import { applyPart, type PartMessage, type PartOutcome } from "./parts.ts";
 import { reap } from "./reap.ts";
 import { TERMINAL_STATUSES } from "./state.ts";
 import { DEFAULT_LEASE_TIMINGS, type LeaseTimings } from "./timings.ts";
@@ -166,6 +168,11 @@ export class JobService {
     progress?: Record<string, unknown>,
   ): Promise<Completion> {
     return extend(this.engine, agentId, jobId, fence, progress);
+  }
+
+  /** Applies part `seq` of a running job's output (`parts.ts`). */
+  part(agentId: string, message: PartMessage): Promise<PartOutcome> {
+    return applyPart(this.engine, agentId, message);
   }
 
   release(agentId: string, jobId: string, fence: number, reason: string): Promise<Completion> {

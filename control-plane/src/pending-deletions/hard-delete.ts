@@ -143,6 +143,8 @@ export class HardDeleteService {
         trigger: sql`'manual'`,
         scheduleId: nil,
         progress: nil,
+        partFence: nil,
+        partSeq: nil,
         result: nil,
         error: nil,
         createdBy: sql`${actor}`,

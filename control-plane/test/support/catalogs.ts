@@ -1,9 +1,15 @@
 /**
  * Helpers for the catalog connection suites: connections of each type with recognisable secrets,
  * an agent allowed their endpoints that leases and completes catalog jobs through the job service
- * as an agent would, and sync results built from the shared contract (so a drift fails to compile).
+ * as an agent would, and syncs reported as an agent does (tables in parts, then counts), built from
+ * the shared contract (so a drift fails to compile).
  */
-import type { CatalogSyncResult, CatalogTestResult, SyncedTable } from "@lakesmith/shared/catalogs";
+import type {
+  CatalogSyncResult,
+  CatalogTestResult,
+  ListedTable,
+  SyncedTable,
+} from "@lakesmith/shared/catalogs";
 import { sql } from "drizzle-orm";
 import type { Job } from "../../src/db/schema.ts";
 import { ADMIN_KEY, type TestPlane } from "../harness.ts";
@@ -69,9 +75,23 @@ export async function lease(plane: TestPlane, jobId: string): Promise<Job> {
   return acked.job;
 }
 
-/** Leases the job (unless it is leased already) and reports `result`. */
-export async function succeed(plane: TestPlane, jobOrId: string | Job, result: object): Promise<Job> {
+/**
+ * Leases the job (unless it is leased already) and reports `result`; a sync (`syncResult`) sends
+ * its tables in parts of two first, then its counts.
+ */
+export async function succeed(
+  plane: TestPlane,
+  jobOrId: string | Job,
+  report: object | SyncReport,
+): Promise<Job> {
   const job = typeof jobOrId === "string" ? await lease(plane, jobOrId) : jobOrId;
+  let result = report;
+  if (report instanceof SyncReport) {
+    const parts = [];
+    for (let i = 0; i < report.tables.length; i += 2) parts.push({ tables: report.tables.slice(i, i + 2) });
+    await sendParts(plane, job, parts);
+    result = report.result;
+  }
   const done = await plane.services.jobs.complete(CATALOG_AGENT.id, job.id, job.fence, "succeeded", {
     result: result as Record<string, unknown>,
   });
@@ -109,22 +129,57 @@ export function syncedTable(fullName: string, extra: Partial<SyncedTable> = {}):
   };
 }
 
-export function syncResult(tables: SyncedTable[], extra: Partial<CatalogSyncResult> = {}): CatalogSyncResult {
+/** A sync as an agent reports it: its tables (sent in parts) and its result (counts). */
+export class SyncReport {
+  constructor(
+    readonly tables: SyncedTable[],
+    readonly result: CatalogSyncResult,
+  ) {}
+}
+
+export function syncResult(tables: SyncedTable[], extra: Partial<CatalogSyncResult> = {}): SyncReport {
   const catalogs = [...new Set(tables.map((t) => t.catalog))].sort();
-  const schemas = [...new Set(tables.map((t) => `${t.catalog}\u0000${t.schema}`))].map((key) => {
-    const [catalog = "", name = ""] = key.split("\u0000");
-    return { catalog, name };
-  });
-  return {
+  const schemas = new Set(tables.map((t) => `${t.catalog}\u0000${t.schema}`));
+  return new SyncReport(tables, {
     mode: "full",
     catalogs,
-    schemas,
-    tables,
-    unchanged: [],
+    schemas_count: schemas.size,
+    tables_count: tables.length,
+    unchanged_count: 0,
     below_min_size: 2,
     duration_ms: 321,
     ...extra,
-  };
+  });
+}
+
+/** A part of a sync as the agent sends it. */
+export interface TestPart {
+  tables?: SyncedTable[];
+  listed?: ListedTable[];
+}
+
+/**
+ * Sends `parts` of the leased job's output in order, numbered from `first`, as the hub hands them
+ * to the job service; answers each part's reply. Throws when one is refused.
+ */
+export async function sendParts(
+  plane: TestPlane,
+  job: Job,
+  parts: TestPart[],
+  first = 1,
+): Promise<(Record<string, unknown> | undefined)[]> {
+  const replies = [];
+  for (const [i, part] of parts.entries()) {
+    const outcome = await plane.services.jobs.part(CATALOG_AGENT.id, {
+      job_id: job.id,
+      fence: job.fence,
+      seq: first + i,
+      part: { ...part },
+    });
+    if (outcome.kind !== "applied") throw new Error(`part ${first + i} refused: ${outcome.reason}`);
+    replies.push(outcome.reply);
+  }
+  return replies;
 }
 
 export function testResult(extra: Partial<CatalogTestResult> = {}): CatalogTestResult {

@@ -1,30 +1,29 @@
 /**
  * Unity Catalog (Databricks, or the open-source server) as a `CatalogClient`, on `UnityClient`.
  *
- * - Catalogs, then each catalog's schemas, then each schema's tables, a page at a time: at most one
- *   page of schemas and one page of tables (50) are held, whatever the catalog's size.
+ * - Catalogs, then each catalog's schemas, then each schema's tables, a page at a time; 8 schemas
+ *   are walked side by side (a page of tables is 50, so a large catalog is many small requests):
+ *   at most one page of schemas and 8 pages of tables are held, whatever the catalog's size.
  *   `information_schema` (views over the catalog's own metadata, in every catalog) is skipped.
  * - Facts come from Unity's table record: format is `data_source_format` lower-cased, partitioned
  *   when a column has a `partition_index`. The record has no size: it is read from the table's own
- *   metadata by `sizeOf` (a Delta log, an Iceberg snapshot summary), 4 tables at a time, where it
+ *   metadata by `sizeOf` (a Delta log, an Iceberg snapshot summary), 4 tables at a time across the
+ *   whole walk, where it
  *   is allowed; otherwise, or when the read fails, the size is null and `detail.size_note` says why.
- * - With `known`, a table whose `updated_at` did not change is reported unchanged without a read.
+ * - With `changedAmong`, each page's tables and `updated_at` are asked about first; only the tables
+ *   it names are read, the others reported unchanged.
  * - A catalog or schema that is gone (404) by the time it is listed is left out.
  */
 import type { SyncedTable } from "@lakesmith/shared/catalogs";
 import { RestCatalogError } from "../../iceberg/rest/errors.ts";
-import { forEachBounded } from "../bounded.ts";
-import {
-  type CatalogClient,
-  isUnchanged,
-  type SizeOf,
-  type WalkedTable,
-  type WalkOptions,
-} from "../types.ts";
+import { forEachBounded, Limiter } from "../bounded.ts";
+import type { CatalogClient, SizeOf, WalkedTable, WalkOptions } from "../types.ts";
 import type { UnityClient, UnityTableInfo } from "./client.ts";
 
 /** How many tables have their size read at once (each read may open a DuckDB engine). */
 export const SIZE_CONCURRENCY = 4;
+/** How many schemas are walked side by side. */
+const SCHEMA_CONCURRENCY = 8;
 const SKIPPED_SCHEMAS = new Set(["information_schema"]);
 /** Formats whose size the agent can read from the table's own metadata. */
 const SIZED_FORMATS = new Set(["delta", "iceberg"]);
@@ -49,34 +48,47 @@ export class UnityCatalog implements CatalogClient {
     const catalogs = (await this.listCatalogs()).filter(
       (name) => options.catalog === undefined || name === options.catalog,
     );
+    const sizes = new Limiter(SIZE_CONCURRENCY);
     for (const catalog of catalogs)
       await unlessGone(async () => {
         options.onCatalog?.(catalog);
-        for await (const page of this.client.schemas(catalog))
-          for (const { name: schema } of page) {
-            if (SKIPPED_SCHEMAS.has(schema)) continue;
+        for await (const page of this.client.schemas(catalog)) {
+          const schemas = page.map((s) => s.name).filter((name) => !SKIPPED_SCHEMAS.has(name));
+          await forEachBounded(schemas, SCHEMA_CONCURRENCY, async (schema) => {
             options.onSchema?.({ catalog, name: schema });
-            await unlessGone(() => this.walkSchema(catalog, schema, options, onTable));
-          }
+            await unlessGone(() => this.walkSchema(catalog, schema, sizes, options, onTable));
+          });
+        }
       });
   }
 
   private async walkSchema(
     catalog: string,
     schema: string,
+    sizes: Limiter,
     options: WalkOptions,
     onTable: (table: WalkedTable) => void | Promise<void>,
   ): Promise<void> {
     for await (const page of this.client.tables(catalog, schema)) {
       options.signal?.throwIfAborted();
-      await forEachBounded(page, SIZE_CONCURRENCY, async (info) => {
-        const fullName = `${catalog}.${schema}.${info.name}`;
-        const updatedAt = info.updated_at ?? null;
-        if (isUnchanged(options.known, fullName, updatedAt))
-          return onTable({ changed: false, full_name: fullName, updated_at: updatedAt });
-        options.signal?.throwIfAborted();
-        return onTable({ changed: true, table: await this.facts(catalog, schema, info) });
-      });
+      const listed = page.map((info) => ({
+        info,
+        full_name: `${catalog}.${schema}.${info.name}`,
+        updated_at: info.updated_at ?? null,
+      }));
+      const read = options.changedAmong
+        ? await options.changedAmong(listed.map(({ info: _, ...l }) => l))
+        : undefined;
+      await Promise.all(
+        listed.map(async ({ info, full_name, updated_at }) => {
+          if (read && !read.has(full_name)) return onTable({ changed: false, full_name, updated_at });
+          const table = await sizes.run(() => {
+            options.signal?.throwIfAborted();
+            return this.facts(catalog, schema, info);
+          });
+          return onTable({ changed: true, table });
+        }),
+      );
     }
   }
 
