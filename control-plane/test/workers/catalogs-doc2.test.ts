@@ -32,17 +32,16 @@ describe("document 2 catalog browse in workerd", () => {
       "workerd-catalogs-doc2",
       { kinds: ["catalog_sync"], capabilities: [], allow: [], endpoints: ["https://uc2.workerd.test"] },
       () => ({
-        mode: "full",
-        catalogs: ["lake", "main"],
-        schemas: [
-          { catalog: "main", name: "sales" },
-          { catalog: "main", name: "sales.eu" },
-          { catalog: "lake", name: "raw" },
-        ],
-        tables: TABLES,
-        unchanged: [],
-        below_min_size: 0,
-        duration_ms: 4,
+        parts: [{ tables: TABLES }],
+        result: {
+          mode: "full",
+          catalogs: ["lake", "main"],
+          schemas_count: 3,
+          tables_count: TABLES.length,
+          unchanged_count: 0,
+          below_min_size: 0,
+          duration_ms: 4,
+        },
       }),
     );
     const connection = await json(

@@ -1,10 +1,11 @@
 // Catalog connections through the Worker build on D1: a connection whose secret is stored only
 // encrypted, a sync the AgentHub Durable Object offers to an agent allowed the catalog's endpoint
-// on a real WebSocket, its end written into D1 by the finish hook (tables upserted, the
-// connection completed, the credentials purged from the job row), and the tables browsed.
+// on a real WebSocket, its tables sent in parts and upserted into D1 as they come, its end written
+// by the finish hook (the connection completed, the credentials purged from the job row), and the
+// tables browsed.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { answeringAgent, type Json, json, until } from "./support/client.ts";
+import { answeringAgent, type Json, json, type PartedAnswer, until } from "./support/client.ts";
 
 const SECRET = "workerd-catalog-secret-5e7a";
 
@@ -25,17 +26,23 @@ function table(fullName: string, size: number | null): Json {
   };
 }
 
-function answer(kind: string, payload: Json): Json {
+function answer(kind: string, payload: Json): Json | PartedAnswer {
   if (kind === "catalog_test") return { ok: true, catalogs: ["main"], message: null, duration_ms: 3 };
   expect(payload.connection.client_secret).toBe(SECRET);
   return {
-    mode: "full",
-    catalogs: ["main"],
-    schemas: [{ catalog: "main", name: "sales" }],
-    tables: [table("main.sales.orders", 5_000_000_000), table("main.sales.returns", 200_000_000)],
-    unchanged: [],
-    below_min_size: 1,
-    duration_ms: 9,
+    parts: [
+      { tables: [table("main.sales.orders", 5_000_000_000)] },
+      { tables: [table("main.sales.returns", 200_000_000)] },
+    ],
+    result: {
+      mode: "full",
+      catalogs: ["main"],
+      schemas_count: 1,
+      tables_count: 2,
+      unchanged_count: 0,
+      below_min_size: 1,
+      duration_ms: 9,
+    },
   };
 }
 
@@ -92,7 +99,7 @@ describe("catalog connections in workerd", () => {
       .bind(sync.id)
       .first<{ payload: string; result: string }>();
     expect(job?.payload).not.toContain(SECRET);
-    expect(JSON.parse(job?.result ?? "{}")).toMatchObject({ tables: [], tables_count: 2 });
+    expect(JSON.parse(job?.result ?? "{}")).toMatchObject({ tables_count: 2, tables_marked_deleted: 0 });
     const view = await json(`/api/v1/jobs/${sync.id}`);
     expect(JSON.stringify(view)).not.toContain(SECRET);
   });

@@ -56,9 +56,16 @@ export const ended = (id: string) =>
     (job) => job.status === "succeeded" || job.status === "failed",
   );
 
+/** An answer sent in parts first (protocol `part`, each awaiting its `part_ack`), then as a result. */
+export interface PartedAnswer {
+  parts: Json[];
+  result: Json;
+}
+
 /**
  * An agent on a WebSocket that acknowledges every offer and completes the job with
- * `answer(kind, payload)`. `hello` sets its kinds, capabilities and allow list. Returns its id and socket.
+ * `answer(kind, payload)` (its parts first, for a `PartedAnswer`). `hello` sets its kinds,
+ * capabilities and allow list. Returns its id and socket.
  */
 export async function answeringAgent(
   name: string,
@@ -69,7 +76,7 @@ export async function answeringAgent(
     endpoints?: string[];
     capacity?: number;
   },
-  answer: (kind: string, payload: Json) => Json,
+  answer: (kind: string, payload: Json) => Json | PartedAnswer,
 ): Promise<{ id: string; ws: WebSocket }> {
   const created = await json("/api/v1/agents", { method: "POST", body: { name } }, 201);
   const res = await call("/api/v1/agents/connect", { token: created.token, upgrade: true });
@@ -77,23 +84,28 @@ export async function answeringAgent(
   const ws = res.webSocket as WebSocket;
   ws.accept();
   const offered = new Map<string, Json>();
+  const acks = new Map<string, () => void>();
+  const complete = async (job: Json) => {
+    const ref = { job_id: job.id, fence: job.fence };
+    const answered = answer(job.kind, job.payload);
+    const parted = "parts" in answered && "result" in answered ? (answered as PartedAnswer) : undefined;
+    for (const [i, part] of (parted?.parts ?? []).entries()) {
+      const acked = new Promise<void>((resolve) => acks.set(`${job.id}:${i + 1}`, resolve));
+      ws.send(JSON.stringify({ type: "part", ...ref, seq: i + 1, part }));
+      await acked;
+    }
+    const result = parted ? parted.result : answered;
+    ws.send(JSON.stringify({ type: "result", ...ref, outcome: "succeeded", result }));
+  };
   ws.addEventListener("message", (event) => {
     const frame = JSON.parse(String(event.data)) as Json;
     if (frame.type === "offer") {
       offered.set(frame.job.id, frame.job);
       ws.send(JSON.stringify({ type: "ack", job_id: frame.job.id, fence: frame.job.fence }));
     }
+    if (frame.type === "part_ack") acks.get(`${frame.job_id}:${frame.seq}`)?.();
     const job = frame.type === "leased" ? offered.get(frame.job_id) : undefined;
-    if (job)
-      ws.send(
-        JSON.stringify({
-          type: "result",
-          job_id: job.id,
-          fence: job.fence,
-          outcome: "succeeded",
-          result: answer(job.kind, job.payload),
-        }),
-      );
+    if (job) void complete(job);
   });
   ws.send(
     JSON.stringify({
