@@ -61,7 +61,7 @@ const recover = (path: string, files: RecoverPayload["files"], jobId?: string) =
     jobContext(
       root,
       "recover",
-      { table_id: "tbl_test", uri: `file://${path}`, format: "delta" as const, files },
+      { table_id: "tbl_test", uri: `file://${path}`, format: "delta" as const, files, folders: [] },
       { jobId },
     ),
     { store: new FileStore(path), memoryLimitMb: 256 },

@@ -44,7 +44,15 @@ import { JobError } from "../registry.ts";
 import { ConflictError } from "./conflict.ts";
 import { catalogTable, loadFromCatalog } from "./iceberg-catalog.ts";
 import { boundValue, dateText, fieldIdsLiteral, recipeType } from "./iceberg-values.ts";
-import type { CommittedRewrite, FormatContext, NewFile, Rewrite, Table, TableFile, TableFormat } from "./types.ts";
+import type {
+  CommittedRewrite,
+  FormatContext,
+  NewFile,
+  Rewrite,
+  Table,
+  TableFile,
+  TableFormat,
+} from "./types.ts";
 
 /** Snapshot summary keys Lakesmith writes. */
 export const SUMMARY_JOB_ID = "lakesmith.job-id";

@@ -1,6 +1,6 @@
 /**
  * The hard delete job: physically delete the files of expired pending deletions, never one the
- * table references (Iceberg tables: `iceberg-hard-delete.ts`). The order keeps the window between
+ * table references (Iceberg tables: `iceberg-hard-delete.ts`; Hive tables: `hive.ts`). The order keeps the window between
  * "checked" and "deleted" as small as it can be:
  *
  * 1. Refuse, per file, what is never deleted: paths inside `_delta_log/`, outside the table root, or
@@ -27,6 +27,7 @@ import {
   type LiveReferences,
   type Outcome,
 } from "./delete-batches.ts";
+import { runHiveHardDelete } from "./hive.ts";
 import { runIcebergHardDelete } from "./iceberg-hard-delete.ts";
 import {
   headAll,
@@ -49,6 +50,7 @@ export async function runHardDelete(
   const { payload, signal } = ctx;
   const store = options.store;
   if (payload.format === "iceberg") return runIcebergHardDelete(ctx, options);
+  if (payload.format === "hive") return runHiveHardDelete(ctx, options);
   requireDelta(payload.format, "hard delete");
 
   const outcomes = new Map<string, Outcome>();

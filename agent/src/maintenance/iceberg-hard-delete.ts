@@ -61,7 +61,7 @@ export async function runIcebergHardDelete(
 }
 
 /** A payload path (a key relative to the root, or a URI under it) as a store key, or why it is not one. */
-function keyOfPayloadPath(store: ObjectStore, path: string): { key: string } | { refused: string } {
+export function keyOfPayloadPath(store: ObjectStore, path: string): { key: string } | { refused: string } {
   const absolute = path.startsWith("/") || /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(path);
   const key = absolute ? keyOfPath(path, store.uri, store.uri) : path;
   if (key === null) return { refused: `'${path}' is outside the table root ${store.uri}` };

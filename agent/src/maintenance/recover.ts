@@ -1,5 +1,5 @@
 /**
- * The recover job: put the files of an expired partition back into a Delta table, with one commit
+ * The recover job (Hive tables: `hive.ts`): put the files of an expired partition back into a Delta table, with one commit
  * of `add` actions that repeat each file's original add (size, partition values, stats, tags,
  * modification time) with `dataChange: true`, since the rows return.
  *
@@ -26,6 +26,7 @@ import {
 import type { JobContext } from "../registry.ts";
 import { JobError } from "../registry.ts";
 import type { ObjectStore } from "../store/index.ts";
+import { runHiveRecover } from "./hive.ts";
 import {
   headAll,
   keyOfFile,
@@ -50,6 +51,7 @@ export async function runRecover(
   const started = Date.now();
   const { payload, log } = ctx;
   const store = options.store;
+  if (payload.format === "hive") return runHiveRecover(ctx, options);
   requireDelta(payload.format, "recover");
   return withEngine(ctx.scratchDir, options.memoryLimitMb, async (engine) => {
     ctx.progress({ phase: "loading" });
