@@ -9,12 +9,12 @@ import { mkdtempSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClient } from "@libsql/client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseJson } from "../agent/src/iceberg/index.ts";
 import { ICEBERG_FIXTURES } from "../agent/test/support/iceberg.ts";
 import { type RestCatalogServer, startRestCatalog } from "../agent/test/support/rest-catalog.ts";
 import type { ChildAgent } from "./support/agents.ts";
+import { expectConfirmedDelete, expectSecretNowhere } from "./support/catalog-connections.ts";
 import { connectedChildAgent, startPlane, type TestPlane } from "./support/plane.ts";
 
 const root = mkdtempSync(join(tmpdir(), "catalogs-e2e-"));
@@ -124,21 +124,8 @@ describe("catalog connections end to end", () => {
       (await plane.api("GET", "/api/v1/catalog-connections")).body,
       (await plane.api("GET", `/api/v1/jobs/${sync.body.id ?? sync.body.job_id}`)).body,
     ];
-    expect(JSON.stringify(answers)).not.toContain(SECRET);
-    const db = createClient({ url: plane.dbUrl });
-    try {
-      for (const table of ["catalog_connections", "jobs"]) {
-        const rows = await db.execute(`select * from ${table}`);
-        expect(JSON.stringify(rows.rows), table).not.toContain(SECRET);
-      }
-    } finally {
-      db.close();
-    }
+    await expectSecretNowhere(plane, SECRET, answers);
 
-    const refused = await plane.api("DELETE", `/api/v1/catalog-connections/${id}`);
-    expect(refused.status).toBe(422);
-    expect(JSON.stringify(refused.body)).toContain("confirm");
-    expect((await plane.api("DELETE", `/api/v1/catalog-connections/${id}?confirm=true`)).status).toBe(204);
-    expect((await plane.api("GET", `/api/v1/catalog-connections/${id}`)).status).toBe(404);
+    await expectConfirmedDelete(plane, id);
   });
 });
