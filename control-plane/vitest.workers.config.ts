@@ -3,8 +3,13 @@
 import { fileURLToPath } from "node:url";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { OIDC_TEST_CLIENT } from "./test/support/oidc-client.ts";
+import { startOidcProvider } from "./test/support/oidc-provider.ts";
 
 const migrations = await readD1Migrations(fileURLToPath(new URL("./drizzle", import.meta.url)));
+// A real OpenID Connect provider on loopback for the OIDC login through the Worker (sso.test.ts); the
+// Worker reaches it with its own fetch. Its servers don't hold the process open.
+const oidc = await startOidcProvider([OIDC_TEST_CLIENT("https://lakesmith.test")], { unref: true });
 
 export default defineConfig({
   plugins: [
@@ -13,6 +18,7 @@ export default defineConfig({
       miniflare: {
         bindings: {
           TEST_MIGRATIONS: migrations,
+          TEST_OIDC_ISSUER: oidc.issuer,
           LAKESMITH_ADMIN_PASSWORD: "workerd-admin-password",
           LAKESMITH_ADMIN_API_KEY: "lsk_workerdtestkey0000000000000000000000000000",
           LAKESMITH_JWT_SECRET: "workerd-test-signing-secret-0000000000000",

@@ -10,15 +10,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { refreshTokens, users } from "../src/db/schema.ts";
 import { ADMIN_KEY, startTestPlane, type TestPlane } from "./harness.ts";
 import { Browser } from "./support/browser.ts";
+import { OIDC_TEST_CLIENT } from "./support/oidc-client.ts";
 import { startOidcProvider } from "./support/oidc-provider.ts";
 
 const ORIGIN = "http://lakesmith.test";
 const CALLBACK = `${ORIGIN}/api/v1/auth/sso/oidc/callback`;
-const LAKESMITH = {
-  client_id: "lakesmith",
-  client_secret: "lakesmith-client-secret-0123456789",
-  redirect_uris: [CALLBACK],
-};
+const LAKESMITH = OIDC_TEST_CLIENT(ORIGIN);
 const OTHER = {
   client_id: "other-app",
   client_secret: "other-client-secret-0123456789",

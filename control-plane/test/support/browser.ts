@@ -74,7 +74,9 @@ export class Browser {
       url.origin === this.options.local.origin
         ? await this.options.local.request(url.pathname + url.search, init)
         : await fetch(url, init);
-    for (const line of response.headers.getSetCookie()) this.store(url.host, line);
+    // Node and workerd both have getSetCookie; the Workers type definitions lack it.
+    const setCookies = (response.headers as Headers & { getSetCookie(): string[] }).getSetCookie();
+    for (const line of setCookies) this.store(url.host, line);
     return response;
   }
 

@@ -11,14 +11,9 @@ import type { AddressInfo } from "node:net";
 import * as oauth from "oauth4webapi";
 import Provider from "oidc-provider";
 import { Browser } from "./browser.ts";
+import type { TestClient } from "./oidc-client.ts";
 
-export interface TestClient {
-  client_id: string;
-  client_secret: string;
-  redirect_uris: string[];
-}
-
-export async function startOidcProvider(clients: TestClient[]) {
+export async function startOidcProvider(clients: TestClient[], options: { unref?: boolean } = {}) {
   const proxy = createServer();
   proxy.listen(0, "127.0.0.1");
   await once(proxy, "listening");
@@ -38,6 +33,7 @@ export async function startOidcProvider(clients: TestClient[]) {
   upstream.listen(0, "127.0.0.1");
   await once(upstream, "listening");
   const upstreamPort = (upstream.address() as AddressInfo).port;
+  if (options.unref) for (const server of [proxy, upstream]) server.unref();
 
   let swap: string | undefined;
   proxy.on("request", (req, res) => {

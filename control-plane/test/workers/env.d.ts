@@ -5,6 +5,8 @@ declare global {
     interface Env {
       DB: D1Database;
       TEST_MIGRATIONS: D1Migration[];
+      /** A loopback OpenID Connect provider (`oidc-provider`) started by the suite's config. */
+      TEST_OIDC_ISSUER: string;
     }
   }
 }
