@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import { type NodeDatabase, openNodeDatabase } from "../adapter/node-db.ts";
-import { catalogConnections, instanceSecrets, settings } from "../db/schema.ts";
+import { catalogConnections, instanceSecrets, settings, ssoProviders } from "../db/schema.ts";
+import { SsoProviders } from "../sso/providers.ts";
 import { Keyring } from "./keyring.ts";
 import { catalogConnectionAad, instanceSecretAad, reencryptStoredSecrets, settingAad } from "./stored.ts";
 
@@ -104,6 +105,27 @@ describe("re-encrypting stored secrets at start", () => {
     expect(await new Keyring(newKey).decrypt(row?.secrets ?? "", catalogConnectionAad("con_rotated"))).toBe(
       credentials,
     );
+  });
+
+  it("moves the OIDC client secret to the current key and leaves a provider without one alone", async () => {
+    const d = await database();
+    const [oldKey, newKey] = [randomKey(), randomKey()];
+    const clock = { now: () => new Date() };
+    await new SsoProviders(d.db, new Keyring(oldKey), clock).putOidc(
+      {
+        issuer: "https://login.example.com",
+        client_id: "c",
+        client_secret: "oidc-secret-under-the-old-key",
+        scopes: "openid email",
+      },
+      "test",
+    );
+    await d.db
+      .insert(ssoProviders)
+      .values({ protocol: "saml", settings: "{}", secret: null, updatedAt: new Date() });
+    expect(await reencryptStoredSecrets(d.db, new Keyring(newKey, [oldKey]))).toBe(1);
+    const provider = await new SsoProviders(d.db, new Keyring(newKey), clock).oidc();
+    expect(provider.clientSecret).toBe("oidc-secret-under-the-old-key");
   });
 
   it("rewrites each value once when two instances start at the same moment", async () => {
