@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
+  CATALOG_SYNC_KIND,
   CATALOG_TEST_KIND,
   type CatalogTestResult,
   CatalogTestResultSchema,
@@ -17,6 +18,7 @@ import { HandlerRegistry } from "../src/registry.ts";
 import { HiveMetastoreServer } from "./support/hive-metastore.ts";
 import { copyIcebergFixture } from "./support/iceberg.ts";
 import { jobContext } from "./support/maintenance.ts";
+import { SyncPlaneStub } from "./support/sync-plane.ts";
 
 const PASSWORD = "hms-s3cret-77a1-never-printed";
 const login = { username: "lake", password: PASSWORD };
@@ -42,14 +44,17 @@ const connection = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 
-async function test(overrides: Record<string, unknown> = {}): Promise<CatalogTestResult> {
+async function run(kind: string, payload: Record<string, unknown>, plane = new SyncPlaneStub()) {
   const registry = new HandlerRegistry(
     catalogHandlers({ allow: [], memory_limit_mb: 256, s3_force_path_style: false }),
   );
-  const handler = registry.get(CATALOG_TEST_KIND);
-  if (!handler) throw new Error("no catalog_test handler");
-  const payload = handler.payload.parse({ connection: connection(overrides) });
-  return CatalogTestResultSchema.parse(await handler.run(jobContext(scratch, CATALOG_TEST_KIND, payload)));
+  const handler = registry.get(kind);
+  if (!handler) throw new Error(`no ${kind} handler`);
+  return handler.run(jobContext(scratch, kind, handler.payload.parse(payload), { part: plane.part }));
+}
+
+async function test(overrides: Record<string, unknown> = {}): Promise<CatalogTestResult> {
+  return CatalogTestResultSchema.parse(await run(CATALOG_TEST_KIND, { connection: connection(overrides) }));
 }
 
 /** Every table a walk reports, by full name; `allow`: what the size reader may list. */
@@ -236,6 +241,40 @@ describe("walking a Hive Metastore's tables", () => {
     await expect(catalog.walkTables({}, () => undefined)).rejects.toMatchObject({
       name: "HiveMetastoreError",
       reason: "refused",
+    });
+  });
+});
+
+describe("catalog_sync of a Hive Metastore", () => {
+  const sync = (overrides: Record<string, unknown> = {}, plane = new SyncPlaneStub()) =>
+    run(
+      CATALOG_SYNC_KIND,
+      { connection_id: "conn_1", connection: connection(overrides), min_size_bytes: 100 },
+      plane,
+    );
+
+  it("sends the tables at or above the threshold in parts and counts the others", async () => {
+    metastore.registerParquetTable({ db: "sales", name: "big", location: "s3://b/big", totalSize: 500 });
+    metastore.registerParquetTable({ db: "sales", name: "small", location: "s3://b/small", totalSize: 50 });
+    const plane = new SyncPlaneStub();
+    const result = await sync({}, plane);
+    expect(plane.tables.map((t) => t.full_name)).toEqual(["hive.sales.big"]);
+    expect(result).toMatchObject({ catalogs: ["hive"], below_min_size: 1 });
+  });
+
+  it("fails for good on a refused login, and for another try when the metastore is unreachable", async () => {
+    await expect(sync({ password: "wrong" })).rejects.toMatchObject({
+      name: "JobError",
+      retryable: false,
+      message: expect.stringContaining("Error validating the login"),
+    });
+    await metastore.stop();
+    const gone = metastore.uri;
+    metastore = await HiveMetastoreServer.start();
+    await expect(sync({ metastore_uri: gone })).rejects.toMatchObject({
+      name: "JobError",
+      retryable: true,
+      message: `Hive Metastore ${gone}: cannot connect (connection refused)`,
     });
   });
 });

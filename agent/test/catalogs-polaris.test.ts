@@ -367,19 +367,3 @@ describe("catalog jobs through the runner", () => {
     expect(outcome).toMatchObject({ outcome: "succeeded", result: { ok: true, catalogs: ["lake"] } });
   });
 });
-
-describe("Hive Metastore connections", () => {
-  it("fail test and sync jobs for good: this agent version has no client for them", async () => {
-    const hive = { type: "hive_metastore", metastore_uri: "thrift://metastore:9083", password: "hive-pw" };
-    const jobs = [
-      run(CATALOG_TEST_KIND, { connection: hive }),
-      run(CATALOG_SYNC_KIND, { connection_id: "conn_2", connection: hive, min_size_bytes: 0 }),
-    ];
-    for (const job of jobs)
-      await expect(job).rejects.toMatchObject({
-        name: "JobError",
-        retryable: false,
-        message: "Hive Metastore connections are not supported by this agent version yet",
-      });
-  });
-});
