@@ -1,12 +1,45 @@
 /**
- * Iceberg tables a REST catalog tracks (a job's `catalog` reference): the client the reference
- * names, and the table's metadata as the catalog serves it, in the shape a table found by its
- * folder has, so the rest of the format reads both alike.
+ * Iceberg tables a catalog tracks (a job's `catalog` reference), behind one interface: load the
+ * table's current metadata as the catalog names it (in the shape a table found by its folder has,
+ * so the rest of the format reads both alike), and commit a prepared change through the catalog,
+ * which decides which writer wins.
+ *
+ * - An Iceberg REST catalog (Polaris, ...): `loadTable` and `commitTable` (`iceberg/rest/`).
+ * - A Hive Metastore (Iceberg's HiveCatalog): `metadata_location` swapped under the metastore's
+ *   lock (`iceberg-metastore.ts`).
  */
-import type { IcebergRestCatalogRef } from "@lakesmith/shared/jobs";
+import type { CatalogRef, IcebergRestCatalogRef } from "@lakesmith/shared/jobs";
+import type { ReplaceCommit } from "../iceberg/commit.ts";
 import { type IcebergTable as IcebergMetadata, keyOfPath, locationMismatch } from "../iceberg/index.ts";
-import { type CatalogTableRef, RestCatalogClient } from "../iceberg/rest/index.ts";
+import {
+  type CatalogTableRef,
+  commitReplaceThroughCatalog,
+  RestCatalogClient,
+} from "../iceberg/rest/index.ts";
+import type { ObjectStore } from "../store/index.ts";
+import { metastoreCatalog } from "./iceberg-metastore.ts";
 import type { FormatContext } from "./types.ts";
+
+/** What a commit through a catalog came to: applied, or refused because another writer won. */
+export type IcebergCatalogOutcome = { committed: true } | { committed: false; message: string };
+
+export interface IcebergCatalog {
+  load(store: ObjectStore): Promise<IcebergMetadata>;
+  commit(store: ObjectStore, table: IcebergMetadata, change: ReplaceCommit): Promise<IcebergCatalogOutcome>;
+}
+
+/** The catalog a job's reference names. */
+export function icebergCatalog(ref: CatalogRef): IcebergCatalog {
+  if (ref.type === "hive_metastore") return metastoreCatalog(ref);
+  const catalog = catalogTable(ref);
+  return {
+    load: (store) => loadFromCatalog(store, catalog),
+    async commit(store, table, change) {
+      const outcome = await commitReplaceThroughCatalog(store, catalog, table, change);
+      return outcome.committed ? { committed: true } : { committed: false, message: outcome.message };
+    },
+  };
+}
 
 /** The catalog client and table name a job's catalog reference names. */
 export function catalogTable(ref: IcebergRestCatalogRef): CatalogTableRef {

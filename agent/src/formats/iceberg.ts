@@ -39,10 +39,9 @@ import {
   resultType,
   type SnapshotFiles,
 } from "../iceberg/index.ts";
-import { type CatalogTableRef, commitReplaceThroughCatalog } from "../iceberg/rest/index.ts";
 import { JobError } from "../registry.ts";
 import { ConflictError } from "./conflict.ts";
-import { catalogTable, loadFromCatalog } from "./iceberg-catalog.ts";
+import { type IcebergCatalog, icebergCatalog } from "./iceberg-catalog.ts";
 import { boundValue, dateText, fieldIdsLiteral, recipeType } from "./iceberg-values.ts";
 import type {
   CommittedRewrite,
@@ -63,20 +62,12 @@ export const SUMMARY_SETTINGS = "lakesmith.settings";
 export const icebergFormat: TableFormat = {
   name: "iceberg",
   async load(ctx: FormatContext): Promise<Table> {
-    if (ctx.catalog?.type === "hive_metastore")
-      throw new JobError(
-        "Iceberg tables registered in a Hive Metastore can't be loaded by this agent version yet",
-        {
-          retryable: false,
-        },
-      );
-    const catalog = ctx.catalog ? catalogTable(ctx.catalog) : null;
-    const metadata = await (catalog
-      ? loadFromCatalog(ctx.store, catalog)
-      : loadIcebergTable(ctx.store)
-    ).catch((err: unknown) => {
-      throw permanentIcebergError(err, ctx.store.uri);
-    });
+    const catalog = ctx.catalog ? icebergCatalog(ctx.catalog) : null;
+    const metadata = await (catalog ? catalog.load(ctx.store) : loadIcebergTable(ctx.store)).catch(
+      (err: unknown) => {
+        throw permanentIcebergError(err, ctx.store.uri);
+      },
+    );
     const files =
       metadata.metadata.currentSnapshotId === null ? null : await readSnapshotFiles(ctx.store, metadata);
     return new IcebergTable(ctx, metadata, files, catalog);
@@ -105,7 +96,7 @@ export class IcebergTable implements Table {
     readonly metadata: IcebergMetadata,
     readonly snapshot: SnapshotFiles | null,
     /** The catalog that tracks the table; null for a table found by its folder. */
-    private readonly catalog: CatalogTableRef | null = null,
+    private readonly catalog: IcebergCatalog | null = null,
   ) {
     const meta = metadata.metadata;
     this.schema = currentSchema(metadata);
@@ -234,7 +225,7 @@ export class IcebergTable implements Table {
       nowMs: this.ctx.clock.now().getTime(),
     };
     if (this.catalog) {
-      const outcome = await commitReplaceThroughCatalog(this.ctx.store, this.catalog, this.metadata, change);
+      const outcome = await this.catalog.commit(this.ctx.store, this.metadata, change);
       if (!outcome.committed)
         throw new ConflictError(
           `the catalog refused the commit: ${outcome.message}; re-plan from a fresh snapshot`,

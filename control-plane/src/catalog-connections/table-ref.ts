@@ -59,7 +59,13 @@ export class CatalogTableRefs {
         `connection '${connection.name}' has no ${synced ? "live " : ""}synced table '${request.catalog_table}' ` +
           `(sync it with POST /api/v1/catalog-connections/${connection.id}/sync, then list GET /api/v1/catalog-connections/${connection.id}/tables)`,
       );
-    const format = synced.format?.toLowerCase() === "iceberg" ? "iceberg" : "hive";
+    const stored = synced.format?.toLowerCase() ?? null;
+    const format = stored === "iceberg" ? "iceberg" : "hive";
+    if (connection.type === "hive_metastore" && stored !== "iceberg" && stored !== "parquet")
+      throw invalidField(
+        "catalog_table",
+        `'${synced.fullName}' is stored as ${stored ?? "an unknown format"}; Hive tables are onboarded when they are Parquet (or Iceberg)`,
+      );
     if (connection.type === "polaris" && format !== "iceberg")
       throw invalidField(
         "catalog_table",
