@@ -139,8 +139,8 @@ class DeletionRecorder {
       extraWhere: sql`1`,
       files: sql`json_each(j.result, '$.superseded') s, json_each(s.value, '$.files') f`,
     });
-    // The stored result keeps the folders without their file lists: the records hold the files.
-    const folders = sql`(select json_group_array(json_remove(s.value, '$.files')) from json_each(${jobs.result}, '$.superseded') s)`;
+    // The stored result keeps the folders with empty file lists: the records hold the files.
+    const folders = sql`(select json_group_array(json(json_set(s.value, '$.files', json('[]')))) from json_each(${jobs.result}, '$.superseded') s)`;
     return [
       insert,
       this.db
