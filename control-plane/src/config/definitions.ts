@@ -172,7 +172,7 @@ export const SETTINGS = {
     default: 20,
     unit: "failed logins",
     description:
-      "Failed logins from one client address, for any accounts, before POST /api/v1/auth/login answers that client 429 for a while (see login_lockout_max_seconds). A successful login from the client clears its count.",
+      "Failed logins from one client address, for any accounts, before POST /api/v1/auth/login answers that client 429 for a while (see login_lockout_max_seconds). Single sign-on callbacks and code exchanges count too, each protocol step as one account (docs/sso.md). A successful login from the client clears its count.",
   }),
   login_failures_per_account: def({
     schema: z.number().int().min(1).max(1000),

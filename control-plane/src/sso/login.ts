@@ -5,7 +5,6 @@
  * - The asserted email must equal a user's email, compared case-insensitively (emails are stored
  *   lower-cased). Unknown email, a user of another auth type (a password user, or an OIDC user
  *   arriving through SAML) and an Inactive user are refused with 403 and a message that says why.
- * - A refused or accepted login is never told apart by timing only: the checks are one read.
  * - The callback answers with a one-time code (`pending.ts`); `POST /api/v1/auth/sso/token` trades
  *   it for the same token pair a password login gets, with the SSO refresh-token TTL, and records
  *   the login time (`AuthService.signIn`).
