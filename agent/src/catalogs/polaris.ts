@@ -26,7 +26,7 @@ type PolarisCredentials = z.infer<typeof PolarisCredentialsSchema>;
 
 /** The scope Polaris grants a principal's roles under; the Iceberg spec's `catalog` is refused there. */
 export const POLARIS_DEFAULT_SCOPE = "PRINCIPAL_ROLE:ALL";
-const LOAD_CONCURRENCY = 8;
+const LOAD_CONCURRENCY = 24;
 
 export interface PolarisCatalogOptions {
   fetch?: typeof fetch;

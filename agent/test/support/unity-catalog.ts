@@ -155,6 +155,8 @@ export class UnityState {
   readonly catalogs = new Map<string, Json>();
   readonly schemas = new Map<string, Json>();
   readonly tables = new Map<string, Json>();
+  /** The tables of each schema (`catalog.schema`), so a page of one does not filter them all. */
+  private readonly bySchema = new Map<string, Map<string, Json>>();
 
   constructor(private readonly clock: Clock) {}
 
@@ -202,11 +204,20 @@ export class UnityState {
       updated_at: init.updated_at ?? now,
     };
     this.tables.set(fullName, table);
+    const schemaKey = `${init.catalog_name}.${init.schema_name}`;
+    let inSchema = this.bySchema.get(schemaKey);
+    if (!inSchema) {
+      inSchema = new Map();
+      this.bySchema.set(schemaKey, inSchema);
+    }
+    inSchema.set(fullName, table);
     return table;
   }
 
   dropTable(fullName: string): void {
+    const table = this.tables.get(fullName);
     this.tables.delete(fullName);
+    if (table) this.bySchema.get(`${table.catalog_name}.${table.schema_name}`)?.delete(fullName);
   }
 
   schemasOf(catalog: string): Json[] {
@@ -214,7 +225,7 @@ export class UnityState {
   }
 
   tablesOf(catalog: string, schema: string): Json[] {
-    return [...this.tables.values()].filter((t) => t.catalog_name === catalog && t.schema_name === schema);
+    return [...(this.bySchema.get(`${catalog}.${schema}`)?.values() ?? [])];
   }
 }
 
