@@ -1,11 +1,20 @@
 /**
  * Browsing a connection's synced tables: `GET .../catalogs`, `.../catalogs/{catalog_name}/schemas`,
- * `.../tables` with every filter and sort, and `.../tables/{full_name}` with the catalog's detail.
+ * `.../tables` with every filter and sort (between syncs from the order kept in memory, while one
+ * runs from SQL: the same answers), and `.../tables/{full_name}` with the catalog's detail.
  */
 import { ManualClock } from "@lakesmith/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestPlane, type TestPlane } from "./harness.ts";
-import { adminJson, succeed, syncedTable, syncResult, WORKSPACE } from "./support/catalogs.ts";
+import {
+  adminJson,
+  lease,
+  sendParts,
+  succeed,
+  syncedTable,
+  syncResult,
+  WORKSPACE,
+} from "./support/catalogs.ts";
 
 const clock = new ManualClock(new Date("2026-07-01T00:00:00Z"));
 let plane: TestPlane;
@@ -306,5 +315,39 @@ describe("one table", () => {
     expect(res.status).toBe(404);
     expect(res.body.detail).toContain("main.sales.nope");
     expect((await admin("GET", "/api/v1/catalog-connections/con_missing/tables/a.b.c")).status).toBe(404);
+  });
+});
+
+describe("the table list while a sync writes it", () => {
+  const QUERIES = [
+    "",
+    "?offset=2&limit=3",
+    "?catalog=main&schema=hr",
+    "?prefix=order_",
+    "?search=SALES.ORD&sort_by=size_bytes",
+    "?format=delta&table_type=managed",
+    "?min_size_bytes=2000&sort_by=updated_at",
+    "?max_size_bytes=3000&sort_by=size_bytes&sort_order=desc&offset=1",
+    "?has_partitions=true&sort_by=name&sort_order=desc",
+    "?include_deleted=true&sort_by=synced_at",
+    "?sort_by=updated_at&sort_order=desc&limit=2&offset=3",
+  ];
+
+  it("answers from SQL as from the order kept between syncs, and shows a part as soon as it lands", async () => {
+    const between = [];
+    for (const query of QUERIES) between.push(await tables(query));
+    const job = await lease(plane, (await admin("POST", `/api/v1/catalog-connections/${id}/sync`)).body.id);
+    expect((await admin("GET", `/api/v1/catalog-connections/${id}`)).body.sync_status).toBe("running");
+    for (const [i, query] of QUERIES.entries()) expect(await tables(query), query).toEqual(between[i]);
+    await sendParts(plane, job, [{ tables: [syncedTable("main.hr.zeta", { size_bytes: 2_500 })] }]);
+    expect(await names("?catalog=main&schema=hr")).toEqual([
+      "main.hr.100%_done",
+      "main.hr.people",
+      "main.hr.zeta",
+    ]);
+    await succeed(plane, job, syncResult([]).result);
+    // The sync saw only zeta: the order kept for the new state says so, with its total.
+    expect(await tables()).toMatchObject({ total: 1, items: [{ full_name: "main.hr.zeta" }] });
+    expect((await tables("?include_deleted=true")).total).toBe(8);
   });
 });

@@ -5,6 +5,8 @@
  * Bounds: every read names the connection, the leading column of the primary key and of each
  * index (`db/schema.ts`), so it reads that connection's rows only; the sort keys each have an
  * index, and a filter that no index serves (search within names) scans the connection's rows.
+ * The list of tables keeps each filter and sort's order in memory between syncs (`list-order.ts`):
+ * a page is then one read by primary key whatever its offset, and its total is exact.
  */
 import {
   type AnyColumn,
@@ -26,6 +28,7 @@ import { type CatalogTable, catalogConnections, catalogTables } from "../db/sche
 import { type PreparedSelect, preparedSelect } from "../db/statement-cache.ts";
 import type { Page } from "../http/pagination.ts";
 import { ApiError, notFound } from "../http/problem.ts";
+import { ListOrders, versionOf } from "./list-order.ts";
 import type { CatalogTablesFilter, SortKey } from "./schemas.ts";
 import type { CatalogTableListRow } from "./view.ts";
 
@@ -91,16 +94,35 @@ const literalLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 export class CatalogBrowser {
   private readonly connectionById;
+  private readonly rowsByName;
   /** Prepared statements of the unfiltered live list, by sort key and order. */
   private readonly liveLists = new Map<string, LiveListStatements>();
+  private readonly orders = new ListOrders();
 
   constructor(private readonly db: Db) {
     this.connectionById = preparedSelect(
       db,
       db
-        .select({ id: catalogConnections.id })
+        .select({
+          id: catalogConnections.id,
+          syncStatus: catalogConnections.syncStatus,
+          lastSyncJobId: catalogConnections.lastSyncJobId,
+          lastSyncedAt: catalogConnections.lastSyncedAt,
+        })
         .from(catalogConnections)
         .where(eq(catalogConnections.id, sql.placeholder("id"))),
+    );
+    this.rowsByName = preparedSelect(
+      db,
+      db
+        .select(LIST_COLUMNS)
+        .from(catalogTables)
+        .where(
+          and(
+            eq(catalogTables.connectionId, sql.placeholder("connectionId")),
+            sql`${catalogTables.fullName} in (select value from json_each(${sql.placeholder("names")}))`,
+          ),
+        ),
     );
   }
 
@@ -166,15 +188,20 @@ export class CatalogBrowser {
   }
 
   /**
-   * The connection's tables that match `filter`, in its order. The page's keys are found first
-   * (from an index alone where the filter allows) and only those rows are read, without `detail`.
-   * The unfiltered list of live tables, the common case, runs prepared statements.
+   * The connection's tables that match `filter`, in its order: a slice of the order kept in memory
+   * since the connection's last sync (`list-order.ts`), read by primary key without `detail`.
+   * While a sync writes the tables, from SQL: the page's keys are found first (from an index alone
+   * where the filter allows) and only those rows are read; the unfiltered list of live tables runs
+   * prepared statements.
    */
   async tables(connectionId: string, filter: CatalogTablesFilter): Promise<Page<CatalogTableListRow>> {
+    const connection = await this.connectionById.get({ id: connectionId });
+    if (!connection) throw notFound("Catalog connection", connectionId);
+    const version = versionOf(connection);
+    if (version !== undefined) return this.orderedPage(connectionId, version, filter);
     const { sort_by, sort_order, offset, limit } = filter;
     const statements = isUnfiltered(filter) ? this.liveListStatements(sort_by, sort_order) : undefined;
-    const [exists, items, total] = await Promise.all([
-      this.connectionById.get({ id: connectionId }),
+    const [items, total] = await Promise.all([
       statements
         ? statements.page.all({ connectionId, offset, limit })
         : this.tablesPage(conditionsOf(connectionId, filter), sort_by, sort_order, limit, offset),
@@ -186,8 +213,32 @@ export class CatalogBrowser {
             .where(and(...conditionsOf(connectionId, filter)))
             .then(([row]) => row),
     ]);
-    if (!exists) throw notFound("Catalog connection", connectionId);
     return { items, total: total?.n ?? 0, offset, limit };
+  }
+
+  /** A page cut from the list's order under `version`, its rows read by primary key. */
+  private async orderedPage(
+    connectionId: string,
+    version: string,
+    filter: CatalogTablesFilter,
+  ): Promise<Page<CatalogTableListRow>> {
+    const { sort_by, sort_order, offset, limit, ...where } = filter;
+    const key = JSON.stringify([connectionId, version, sort_by, sort_order, where]);
+    const order = await this.orders.get(key, async () => {
+      const rows = await this.db
+        .select({ fullName: catalogTables.fullName })
+        .from(catalogTables)
+        .where(and(...conditionsOf(connectionId, filter)))
+        .orderBy(...orderBy(sort_by, sort_order));
+      return rows.map((r) => r.fullName);
+    });
+    const names = order.slice(offset, offset + limit);
+    const rows = names.length
+      ? await this.rowsByName.all({ connectionId, names: JSON.stringify(names) })
+      : [];
+    const position = new Map(names.map((name, i) => [name, i]));
+    rows.sort((a, b) => (position.get(a.fullName) ?? 0) - (position.get(b.fullName) ?? 0));
+    return { items: rows, total: order.length, offset, limit };
   }
 
   /** One synced table, deleted or not; 404 when the connection or the table is unknown. */
@@ -222,17 +273,9 @@ export class CatalogBrowser {
     limit: number | Placeholder,
     offset: number | Placeholder,
   ) {
-    const direction = sortOrder === "desc" ? sql`desc` : sql`asc`;
-    // full_name is never null and is its own tie-break: one term, which its index serves as is.
     // `+` (a no-op in SQLite) keeps the outer select off the sort indexes: it must look its page up
     // by primary key and sort those rows, not walk every row in order to avoid that small sort.
-    const order = (plus: SQL) =>
-      sortBy === "full_name"
-        ? [sql`${plus}${catalogTables.fullName} ${direction}`]
-        : [
-            sql`${plus}${sortColumn(sortBy)} ${direction} nulls last`,
-            sql`${plus}${catalogTables.fullName} asc`,
-          ];
+    const order = (plus: SQL) => orderBy(sortBy, sortOrder, plus);
     return this.db
       .select(LIST_COLUMNS)
       .from(catalogTables)
@@ -278,6 +321,15 @@ export class CatalogBrowser {
     this.liveLists.set(key, statements);
     return statements;
   }
+}
+
+/** The list's order: the sort key (unknown values last), ties by full_name. */
+function orderBy(sortBy: SortKey, sortOrder: "asc" | "desc", plus: SQL = sql``): SQL[] {
+  const direction = sortOrder === "desc" ? sql`desc` : sql`asc`;
+  // full_name is never null and is its own tie-break: one term, which its index serves as is.
+  return sortBy === "full_name"
+    ? [sql`${plus}${catalogTables.fullName} ${direction}`]
+    : [sql`${plus}${sortColumn(sortBy)} ${direction} nulls last`, sql`${plus}${catalogTables.fullName} asc`];
 }
 
 function conditionsOf(connectionId: string, f: CatalogTablesFilter): SQL[] {
