@@ -132,7 +132,11 @@ beforeAll(async () => {
   polaris = await connection(POLARIS, "polaris");
   workspace = await connection(WORKSPACE, "unity");
   await syncWith(polaris, polarisTables);
-  await syncWith(workspace, [syncedTable("main.sales.orders", { format: "iceberg" })]);
+  await syncWith(workspace, [
+    syncedTable("main.sales.orders", { format: "iceberg" }),
+    syncedTable("main.sales.managed"),
+    syncedTable("main.sales.events", { table_type: "EXTERNAL", location: "s3://lake/unity/events" }),
+  ]);
 });
 afterAll(() => plane.close());
 
@@ -146,7 +150,7 @@ describe("POST /api/v1/tables through a catalog connection", () => {
     expect(res.text).toMatch(message);
   };
 
-  it("answers 422 naming the field for an unknown connection, a missing half, a workspace connection, an unknown or non-Iceberg synced table", async () => {
+  it("answers 422 naming the field for an unknown connection, a missing half, a workspace table that is not external Delta, an unknown or non-Iceberg synced table", async () => {
     await expect422(
       { catalog_connection_id: "con_nope", catalog_table: LINEITEM },
       "catalog_connection_id",
@@ -157,8 +161,13 @@ describe("POST /api/v1/tables through a catalog connection", () => {
     await expect422({}, "uri", /required/);
     await expect422(
       { catalog_connection_id: workspace, catalog_table: "main.sales.orders" },
-      "catalog_connection_id",
-      /onboarding tables of workspace connections is not supported yet/,
+      "catalog_table",
+      /workspace connection are onboarded when they are Delta tables/,
+    );
+    await expect422(
+      { catalog_connection_id: workspace, catalog_table: "main.sales.managed" },
+      "catalog_table",
+      /MANAGED table: its storage is Unity's own.*only EXTERNAL tables/,
     );
     await expect422(
       { catalog_connection_id: polaris, catalog_table: "analytics.tpch.sf001.nope" },
@@ -170,6 +179,23 @@ describe("POST /api/v1/tables through a catalog connection", () => {
       "catalog_table",
       /delta table/,
     );
+  });
+
+  it("onboards a workspace's external Delta table as a Delta table whose jobs carry no catalog reference", async () => {
+    const res = await admin("POST", "/api/v1/tables", {
+      name: `unity.events.${++seq}`,
+      catalog_connection_id: workspace,
+      catalog_table: "main.sales.events",
+    });
+    expect(res.status, res.text).toBe(201);
+    const table = JSON.parse(res.text);
+    expect(table).toMatchObject({
+      format: "delta",
+      uri: "s3://lake/unity/events",
+      catalog_table: "main.sales.events",
+    });
+    const job = await plane.services.jobs.get(table.onboarding_job_id);
+    expect(job?.payload).not.toHaveProperty("catalog");
   });
 
   it("answers 422 when a given uri or format differs from the synced table's", async () => {

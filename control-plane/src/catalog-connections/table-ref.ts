@@ -9,7 +9,10 @@
  *   partitions from the metastore and commits by moving them) and Iceberg tables registered in the
  *   metastore (format `iceberg`, committed by swapping `metadata_location`). Whether a Hive table can
  *   be rewritten (Parquet, not transactional, ...) the agent's onboarding says, with the reason.
- *   Workspace (Unity) connections are not linked yet. The table's `uri` is the synced location.
+ *   Workspace (Unity) connections link EXTERNAL Delta tables (format `delta`: the log is the
+ *   table, so its jobs carry no catalog reference); managed tables are refused with the reason
+ *   (their storage is reached only with credentials Unity vends). The table's `uri` is the
+ *   synced location.
  * - A reference carries the connection's decrypted client secret: the kinds that carry one
  *   declare `CATALOG_REF_SECRETS` (`ref-needs.ts`), so no job view shows it and the job's end purges it.
  * - A linked table whose connection or synced table is gone (or marked deleted) gets no job: 409.
@@ -35,22 +38,17 @@ export class CatalogTableRefs {
 
   /**
    * The synced table a new table links to, with its location; 422 naming the field when the
-   * connection or the synced table does not exist (or is marked deleted), the connection is a
-   * workspace, or a Polaris connection's table is not Iceberg. `format` is the Lakesmith table's.
+   * connection or the synced table does not exist (or is marked deleted), or the synced table is
+   * not one the connection's type can link (`linkedFormat`). `format` is the Lakesmith table's.
    */
   async linkOf(
     request: CatalogLinkRequest,
-  ): Promise<{ connection: CatalogConnection; synced: CatalogTable; format: "iceberg" | "hive" }> {
+  ): Promise<{ connection: CatalogConnection; synced: CatalogTable; format: LinkedFormat }> {
     const connection = await this.connections.find(request.catalog_connection_id);
     if (!connection)
       throw invalidField(
         "catalog_connection_id",
         `no catalog connection '${request.catalog_connection_id}' (list them with GET /api/v1/catalog-connections)`,
-      );
-    if (connection.type === "workspace")
-      throw invalidField(
-        "catalog_connection_id",
-        `onboarding tables of ${connection.type} connections is not supported yet`,
       );
     const synced = await this.synced(connection.id, request.catalog_table);
     if (!synced || synced.deletedAt)
@@ -59,18 +57,7 @@ export class CatalogTableRefs {
         `connection '${connection.name}' has no ${synced ? "live " : ""}synced table '${request.catalog_table}' ` +
           `(sync it with POST /api/v1/catalog-connections/${connection.id}/sync, then list GET /api/v1/catalog-connections/${connection.id}/tables)`,
       );
-    const stored = synced.format?.toLowerCase() ?? null;
-    const format = stored === "iceberg" ? "iceberg" : "hive";
-    if (connection.type === "hive_metastore" && stored !== "iceberg" && stored !== "parquet")
-      throw invalidField(
-        "catalog_table",
-        `'${synced.fullName}' is stored as ${stored ?? "an unknown format"}; Hive tables are onboarded when they are Parquet (or Iceberg)`,
-      );
-    if (connection.type === "polaris" && format !== "iceberg")
-      throw invalidField(
-        "catalog_table",
-        `'${synced.fullName}' is a ${synced.format ?? "unknown-format"} table; tables of a Polaris connection are onboarded as Iceberg tables only`,
-      );
+    const format = linkedFormat(connection.type, synced);
     if (!synced.location)
       throw invalidField("catalog_table", `the catalog states no location for '${synced.fullName}'`);
     return { connection, synced, format };
@@ -96,6 +83,8 @@ export class CatalogTableRefs {
             : "belongs to a deleted catalog connection") +
           "; no job can load it. Sync the connection again, or delete the table.",
       );
+    // A Unity table's Delta log is the table: its jobs commit to the log, as for a table registered by URI.
+    if (connection.type === "workspace") return undefined;
     const credentials = await this.connections.credentialsOf(connection);
     if (credentials.type === "hive_metastore")
       return {
@@ -127,4 +116,40 @@ export class CatalogTableRefs {
       .where(and(eq(catalogTables.connectionId, connectionId), eq(catalogTables.fullName, fullName)));
     return row;
   }
+}
+
+type LinkedFormat = "iceberg" | "hive" | "delta";
+
+/**
+ * The Lakesmith format of a synced table a connection of `type` links, or a 422 naming
+ * `catalog_table` with the reason it can't be linked.
+ */
+function linkedFormat(type: CatalogConnection["type"], synced: CatalogTable): LinkedFormat {
+  const stored = synced.format?.toLowerCase() ?? null;
+  const refuse = (why: string) => invalidField("catalog_table", `'${synced.fullName}' ${why}`);
+  if (type === "polaris") {
+    if (stored !== "iceberg")
+      throw refuse(
+        `is a ${stored ?? "unknown-format"} table; tables of a Polaris connection are onboarded as Iceberg tables only`,
+      );
+    return "iceberg";
+  }
+  if (type === "hive_metastore") {
+    if (stored === "iceberg") return "iceberg";
+    if (stored !== "parquet")
+      throw refuse(
+        `is stored as ${stored ?? "an unknown format"}; Hive tables are onboarded when they are Parquet (or Iceberg)`,
+      );
+    return "hive";
+  }
+  // Workspace (Unity Catalog): external Delta tables, whose storage the agent reaches directly.
+  if (stored !== "delta")
+    throw refuse(
+      `is a ${stored ?? "unknown-format"} table; tables of a workspace connection are onboarded when they are Delta tables`,
+    );
+  if ((synced.tableType ?? "").toUpperCase() !== "EXTERNAL")
+    throw refuse(
+      `is a ${synced.tableType ?? "unknown-type"} table: its storage is Unity's own, reached only with credentials Unity vends, which agents do not use; only EXTERNAL tables, whose storage the agent is allowed directly, are onboarded`,
+    );
+  return "delta";
 }
