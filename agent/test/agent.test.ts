@@ -12,10 +12,11 @@ import { type AgentMessage, AgentMessageSchema, CLOSE, type PlaneMessage } from 
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { type WebSocket, WebSocketServer } from "ws";
+import { z } from "zod";
 import { Agent } from "../src/agent.ts";
 import { parseConfig } from "../src/config.ts";
 import { diagnosticHandlers } from "../src/handlers/diagnostic.ts";
-import { HandlerRegistry } from "../src/registry.ts";
+import { defineHandler, HandlerRegistry, type JobHandler } from "../src/registry.ts";
 
 interface PlaneSocket {
   ws: WebSocket;
@@ -95,7 +96,21 @@ function offer(id: string, kind: string, payload: Record<string, unknown>, fence
   } as const;
 }
 
-async function startAgent(url: string, overrides: Record<string, unknown> = {}) {
+/** A job that sends two parts of its output and answers the plane's replies. */
+const twoParts = defineHandler({
+  kind: "two_parts",
+  payload: z.object({}),
+  locations: () => [],
+  run: async (ctx) => ({
+    replies: [await ctx.part({ n: 1 }), await ctx.part({ n: 2 })],
+  }),
+});
+
+async function startAgent(
+  url: string,
+  overrides: Record<string, unknown> = {},
+  handlers: JobHandler[] = diagnosticHandlers,
+) {
   const agent = new Agent({
     config: parseConfig({
       control_plane: url,
@@ -107,7 +122,7 @@ async function startAgent(url: string, overrides: Record<string, unknown> = {}) 
       reconnect_max_ms: 50,
       ...overrides,
     }),
-    registry: new HandlerRegistry(diagnosticHandlers),
+    registry: new HandlerRegistry(handlers),
     log: pino({ level: "silent" }),
   });
   agents.push(agent);
@@ -212,6 +227,57 @@ describe("agent protocol", () => {
     expect((await second.next("hello")).leases).toEqual([{ job_id: "job_s", fence: 7 }]);
     second.send(welcome([{ job_id: "job_s", fence: 7, state: "valid" }]));
     expect(await second.next("result")).toMatchObject({ job_id: "job_s", fence: 7, outcome: "succeeded" });
+  });
+
+  it("sends parts one at a time, and re-sends the unanswered one after a reconnect", async () => {
+    const plane = await scriptedPlane();
+    await startAgent(plane.url, {}, [...diagnosticHandlers, twoParts]);
+    const first = await plane.accept();
+    await first.next("hello");
+    first.send({ ...welcome(), heartbeat_ms: 60_000 });
+    first.send(offer("job_p", "two_parts", {}, 4));
+    await first.next("ack");
+    first.send({ type: "leased", job_id: "job_p", fence: 4, lease_expires_at: new Date().toISOString() });
+    expect(await first.next("part")).toEqual({
+      type: "part",
+      job_id: "job_p",
+      fence: 4,
+      seq: 1,
+      part: { n: 1 },
+    });
+    // No ack: the socket drops, and nothing more is sent on it.
+    first.ws.terminate();
+
+    const second = await plane.accept();
+    await second.next("hello");
+    second.send(welcome([{ job_id: "job_p", fence: 4, state: "valid" }]));
+    expect(await second.next("part")).toMatchObject({ seq: 1, part: { n: 1 } });
+    // An ack for another number changes nothing; the right one lets the next part go.
+    second.send({ type: "part_ack", job_id: "job_p", fence: 4, seq: 2 });
+    second.send({ type: "part_ack", job_id: "job_p", fence: 4, seq: 1, reply: { read: ["a"] } });
+    expect(await second.next("part")).toMatchObject({ seq: 2, part: { n: 2 } });
+    second.send({ type: "part_ack", job_id: "job_p", fence: 4, seq: 2 });
+    expect(await second.next("result")).toMatchObject({
+      job_id: "job_p",
+      outcome: "succeeded",
+      result: { replies: [{ read: ["a"] }, null] },
+    });
+    expect(second.received.filter((m) => m.type === "part")).toEqual([]);
+  });
+
+  it("stops a job whose part the plane refuses, without a result", async () => {
+    const plane = await scriptedPlane();
+    await startAgent(plane.url, {}, [...diagnosticHandlers, twoParts]);
+    const socket = await plane.accept();
+    await socket.next("hello");
+    socket.send({ ...welcome(), heartbeat_ms: 60_000 });
+    socket.send(offer("job_q", "two_parts", {}, 2));
+    await socket.next("ack");
+    socket.send({ type: "leased", job_id: "job_q", fence: 2, lease_expires_at: new Date().toISOString() });
+    await socket.next("part");
+    socket.send({ type: "refused", job_id: "job_q", fence: 2, reason: "part 1: not a catalog sync part" });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(socket.received.filter((m) => m.type === "result" || m.type === "part")).toEqual([]);
   });
 
   it("re-sends a result whose socket dropped before the plane could record it", async () => {
