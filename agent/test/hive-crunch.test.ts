@@ -328,6 +328,25 @@ describe("Hive crunch through the metastore", () => {
     expect(metastore.callsOf("alter_table").filter((a) => a[1] === text || a[1] === acid)).toEqual([]);
   });
 
+  it("refuses a table with a timestamp column: Hive before 4.0 can't read the INT64 timestamps a rewrite writes", async () => {
+    const name = `stamped${++seq}`;
+    const dir = join(root, name);
+    const written = await writeHiveTable(dir, { partitions: ["2026-01-01"] });
+    metastore.registerParquetTable(
+      {
+        db: "lake",
+        name,
+        location: `file://${dir}`,
+        ...written.spec,
+        columns: [...HIVE_COLUMNS, { name: "seen", type: "struct<at:timestamp>" }],
+      },
+      written.partitions,
+    );
+    await expect(crunch(payloadFor(`file://${dir}`, name), new FileStore(dir))).rejects.toThrow(
+      /timestamp column seen would be rewritten as INT64/,
+    );
+  });
+
   it("crunches a partitioned table on S3 and reads back the same rows", async () => {
     const name = `s3events${++seq}`;
     const local = join(root, `${name}-local`);

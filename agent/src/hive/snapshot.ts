@@ -6,10 +6,13 @@
  * What a rewrite may touch:
  * - the table: a Parquet table (input format or serde), not a view, not transactional (ACID: its
  *   folders belong to Hive's transactions), not bucketed (a rewrite would break the buckets), not
- *   list-bucketed (skewed sub-folders), not an Iceberg table registered in the metastore, and
- *   with column types DuckDB reads losslessly;
+ *   list-bucketed (skewed sub-folders), not an Iceberg table registered in the metastore, with
+ *   column types DuckDB reads losslessly, and without timestamp columns (see below);
  * - a partition: stored as Parquet, in a folder under the table's root (a partition elsewhere may
  *   share its folder with someone else's data). Other partitions are left alone, with a note.
+ *
+ * Timestamps: Hive and Spark write them as INT96; DuckDB writes INT64, which Hive before 4.0 can't
+ * read. A table with a timestamp column (at any depth) is refused rather than made unreadable.
  *
  * The snapshot's `version` is the newest `transient_lastDdlTime` (seconds) of the table and its
  * partitions: Hive has no table version, and each swap sets it.
@@ -77,6 +80,11 @@ export async function loadHiveSnapshot(
       refusal ??= `column '${col.name}': ${err.message}`;
     }
   }
+  // Hive and Spark store timestamps as INT96, which DuckDB does not write; Hive before 4.0 can't
+  // read the INT64 timestamps a rewrite would write instead.
+  const timestamps = columns.filter((c) => /\btimestamp\b/i.test(c.hiveType)).map((c) => c.name);
+  if (timestamps.length > 0)
+    refusal ??= `its timestamp column${timestamps.length > 1 ? "s" : ""} ${timestamps.join(", ")} would be rewritten as INT64 timestamps (Hive and Spark write INT96), which Hive before 4.0 can't read`;
   const partitions: HivePartitionSnapshot[] = [];
   let version = ddlTime(table.parameters);
   if (refusal === null && tableKey !== null) {
