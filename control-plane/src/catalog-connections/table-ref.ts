@@ -43,7 +43,7 @@ export class CatalogTableRefs {
    */
   async linkOf(
     request: CatalogLinkRequest,
-  ): Promise<{ connection: CatalogConnection; synced: CatalogTable; format: LinkedFormat }> {
+  ): Promise<{ connection: CatalogConnection; synced: CatalogTable; format: LinkedFormat; uri: string }> {
     const connection = await this.connections.find(request.catalog_connection_id);
     if (!connection)
       throw invalidField(
@@ -60,7 +60,7 @@ export class CatalogTableRefs {
     const format = linkedFormat(connection.type, synced);
     if (!synced.location)
       throw invalidField("catalog_table", `the catalog states no location for '${synced.fullName}'`);
-    return { connection, synced, format };
+    return { connection, synced, format, uri: storageUri(synced.location) };
   }
 
   /**
@@ -152,4 +152,12 @@ function linkedFormat(type: CatalogConnection["type"], synced: CatalogTable): Li
       `is a ${synced.tableType ?? "unknown-type"} table: its storage is Unity's own, reached only with credentials Unity vends, which agents do not use; only EXTERNAL tables, whose storage the agent is allowed directly, are onboarded`,
     );
   return "delta";
+}
+
+/**
+ * A catalog's location as a table's `uri`: Hadoop's `s3a://` and `s3n://` are `s3://` (what agents
+ * read and allow lists name; the agent keeps the catalog's own spelling when it writes one back).
+ */
+function storageUri(location: string): string {
+  return location.replace(/^s3[an]:\/\//i, "s3://");
 }

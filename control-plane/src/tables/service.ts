@@ -242,8 +242,7 @@ export class TableService {
       throw invalidField("catalog_connection_id", "required with catalog_table");
     if (fullName === undefined) throw invalidField("catalog_table", "required with catalog_connection_id");
     const link = { catalog_connection_id: connectionId, catalog_table: fullName };
-    const { synced, format } = await this.catalogRefs.linkOf(link);
-    const location = synced.location as string;
+    const { format, uri: location } = await this.catalogRefs.linkOf(link);
     if (input.uri !== undefined && input.uri !== location)
       throw invalidField(
         "uri",

@@ -103,8 +103,8 @@ describe("a Hive table in workerd", () => {
       "workerd-hive",
       {
         kinds: ["catalog_sync", "onboarding", "crunch", "recover"],
-        capabilities: ["s3a"],
-        allow: ["s3a://lake"],
+        capabilities: ["s3"],
+        allow: ["s3://lake"],
         endpoints: [METASTORE],
       },
       answer,
@@ -139,7 +139,8 @@ describe("a Hive table in workerd", () => {
       },
       201,
     );
-    expect(table).toMatchObject({ format: "hive", uri: "s3a://lake/events" });
+    // The metastore's s3a:// is the s3:// agents read and allow.
+    expect(table).toMatchObject({ format: "hive", uri: "s3://lake/events" });
     expect((await ended(table.onboarding_job_id)).status).toBe("succeeded");
 
     const crunch = await json(
