@@ -61,6 +61,10 @@ interface Sync {
   seconds: number;
   agentMb: number;
   planeMb: number;
+  /** The largest anonymous resident memory sampled during the sync (MB). */
+  anonMb: { agent: number; plane: number };
+  /** CPU time each process used during the sync (s). */
+  cpuS: { agent: number; plane: number };
   /** Why the sync did not complete, where it did not. */
   failure?: string;
   /** The job's stored result (counts only). */
@@ -193,11 +197,22 @@ async function bench(): Promise<void> {
       resetPeakRss(agent?.child.pid);
       resetPeakRss(plane.pid);
       const started = performance.now();
+      const cpuBefore = { agent: cpuMs(agent?.child.pid), plane: cpuMs(plane.pid) };
+      const anon = { agent: 0, plane: 0 };
+      const sampleAnon = () => {
+        anon.agent = Math.max(anon.agent, anonRss(agent?.child.pid));
+        anon.plane = Math.max(anon.plane, anonRss(plane.pid));
+      };
       const queued = await api("POST", `/api/v1/catalog-connections/${connectionId}/sync${query}`);
       const measured = () => ({
         seconds: (performance.now() - started) / 1000,
         agentMb: peakRss(agent?.child.pid),
         planeMb: peakRss(plane.pid),
+        anonMb: { ...anon },
+        cpuS: {
+          agent: (cpuMs(agent?.child.pid) - cpuBefore.agent) / 1000,
+          plane: (cpuMs(plane.pid) - cpuBefore.plane) / 1000,
+        },
       });
       if (queued.status !== 202)
         return {
@@ -208,6 +223,7 @@ async function bench(): Promise<void> {
       const jobId = queued.body.id ?? queued.body.job_id;
       let attempts = 0;
       for (;;) {
+        sampleAnon();
         const [job, connection] = await Promise.all([
           api("GET", `/api/v1/jobs/${jobId}`),
           api("GET", `/api/v1/catalog-connections/${connectionId}`),
@@ -250,6 +266,9 @@ async function bench(): Promise<void> {
         ? `agent peak RSS ${s.agentMb.toFixed(0)} MB (target < 300: ${verdict(s.agentMb < 300, `${what} agent RSS`)}), control plane ${s.planeMb.toFixed(0)} MB (target < 300: ${verdict(s.planeMb < 300, `${what} plane RSS`)})`
         : `agent peak ${s.agentMb.toFixed(0)} MB, control plane ${s.planeMb.toFixed(0)} MB`;
       say(`  ${what}: ${s.ok ? "" : "FAILED after "}${s.seconds.toFixed(1)} s (${time}); ${rss}`);
+      say(
+        `    anonymous memory peak (sampled every 100 ms; RSS also counts the database file's mapped pages): agent ${s.anonMb.agent.toFixed(0)} MB, control plane ${s.anonMb.plane.toFixed(0)} MB; CPU agent ${s.cpuS.agent.toFixed(1)} s, control plane ${s.cpuS.plane.toFixed(1)} s`,
+      );
       if (s.result) say(`    result: ${counts(s.result)}`);
       if (s.failure) say(`    why: ${s.failure}`);
     };
@@ -389,6 +408,16 @@ function resetPeakRss(pid: number | undefined): void {
     if (pid) writeFileSync(`/proc/${pid}/clear_refs`, "5");
   } catch {
     // Not Linux: the peak is the process's whole life.
+  }
+}
+
+/** Resident anonymous memory of a process now (Linux `RssAnon`: heap, not mapped files), in MB. */
+function anonRss(pid: number | undefined): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    return Number(/RssAnon:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
   }
 }
 
