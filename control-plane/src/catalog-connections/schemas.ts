@@ -230,7 +230,9 @@ export const SyncQuery = z.object({
     .openapi({
       description:
         "full (default): walk every table and mark deleted those no longer reported. incremental (workspace connections only, else 422 on `mode`): " +
-        "the agent gets the synced tables with their `updated_at` and reads again only those that changed; tables reported neither changed nor unchanged are marked deleted.",
+        "the agent sends the catalog's listing with each table's `updated_at` a page at a time, the control plane answers which it does not hold as they are, and only those are read again; " +
+        "tables the listing no longer names are marked deleted. Either way tables are written as the agent sends them, and only a sync that succeeds marks any deleted: " +
+        "a failed or cancelled sync keeps what it wrote and drops nothing.",
     }),
 });
 
@@ -240,7 +242,12 @@ export const SyncSummarySchema = z
     catalogs: z.array(z.string()),
     schemas_count: z.number().int(),
     tables_count: z.number().int().openapi({ description: "Tables reported (incremental: changed or new)." }),
-    unchanged_count: z.number().int(),
+    unchanged_count: z
+      .number()
+      .int()
+      .openapi({
+        description: "Incremental: listed tables already held with the same updated_at, not read again.",
+      }),
     tables_marked_deleted: z.number().int(),
     below_min_size: z.number().int().openapi({ description: "Tables left out for their size." }),
     duration_ms: z.number(),
