@@ -1,4 +1,5 @@
 /** Builds the services the routes call, from the app's dependencies. */
+
 import { type Clock, systemClock } from "@lakesmith/shared";
 import type { Context } from "hono";
 import { type Hub, LocalHub } from "./agents/hub.ts";
@@ -24,6 +25,7 @@ import { CancelService } from "./jobs/cancel.ts";
 import { type JobKind, JobKindRegistry } from "./jobs/kinds.ts";
 import { DEFAULT_LEASE_TIMINGS, JobService, type LeaseTimings } from "./jobs/service.ts";
 import { PLATFORM_JOB_KINDS } from "./kinds.ts";
+import { ObjectMaintenanceService } from "./object-maintenance/service.ts";
 import { OnboardingService } from "./onboarding/service.ts";
 import { PartitionExpirationService } from "./partition-expiration/service.ts";
 import { HardDeleteService } from "./pending-deletions/hard-delete.ts";
@@ -106,6 +108,7 @@ export interface Services {
   catalogBrowser: CatalogBrowser;
   /** Document 2's browse of every connection's catalogs. */
   catalogDirectory: CatalogDirectory;
+  objectMaintenance: ObjectMaintenanceService;
   scheduler: Scheduler;
   hub: Hub;
   agentGateway: AgentGateway | undefined;
@@ -171,6 +174,7 @@ export function createServices(deps: AppDeps): Services {
     catalogJobs,
     catalogBrowser: new CatalogBrowser(deps.db),
     catalogDirectory: new CatalogDirectory(deps.db),
+    objectMaintenance: new ObjectMaintenanceService(deps.db, clock),
     scheduler: new Scheduler(deps.db, clock, jobs, config, {
       catalogs: new CatalogSchedule(deps.db, catalogJobs, cancel),
       linked: new LinkedJobRelease(deps.db, jobs, tables, catalogRefs, cancel),

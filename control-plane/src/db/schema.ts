@@ -650,6 +650,85 @@ export const catalogTables = sqliteTable(
   ],
 );
 
+// ---------------------------------------------------------------------------------------------
+// Object maintenance (document 1): locations, their prefixes, and each prefix's policy versions.
+
+export const LOCATION_STATUSES = ["Pending", "Discovering", "Active", "Archived"] as const;
+export type LocationStatus = (typeof LOCATION_STATUSES)[number];
+export const DISCOVERY_METHODS = ["use_as_registered", "inventory_report"] as const;
+export const MANAGEMENT_STATES = ["unmanaged", "active", "paused", "error"] as const;
+export type ManagementState = (typeof MANAGEMENT_STATES)[number];
+export const SOURCE_STATES = ["present", "missing"] as const;
+
+/** A place in object storage whose raw files Lakesmith looks after. */
+export const locations = sqliteTable("locations", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull().unique(),
+  description: text("description"),
+  /** Canonical storage URI, ending without `/`. */
+  uri: text("uri").notNull(),
+  discoveryMethod: text("discovery_method", { enum: DISCOVERY_METHODS }).notNull(),
+  inventoryUri: text("inventory_uri"),
+  inventoryFormat: text("inventory_format", { enum: ["parquet"] }),
+  discoveryCadence: text("discovery_cadence", { enum: ["daily", "weekly"] }).notNull(),
+  skipAgeDays: integer("skip_age_days").notNull(),
+  runDiscoveryImmediately: integer("run_discovery_immediately", { mode: "boolean" }).notNull(),
+  inputFormat: text("input_format", { enum: ["json"] }).notNull(),
+  status: text("status", { enum: LOCATION_STATUSES }).notNull(),
+  /** What the location was before it was archived, restored when it is un-archived. */
+  statusBeforeArchive: text("status_before_archive", { enum: LOCATION_STATUSES }),
+  lastDiscoveredAt: integer("last_discovered_at", { mode: "timestamp_ms" }),
+  createdBy: text("created_by"),
+  createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+  updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+});
+
+/** A managed prefix: durable, kept (with `location_id` null) when its location is deleted. */
+export const prefixes = sqliteTable(
+  "prefixes",
+  {
+    id: text("id").primaryKey(),
+    locationId: text("location_id"),
+    /** Canonical storage URI of the prefix, without a trailing `/`. */
+    uri: text("uri").notNull().unique(),
+    managementState: text("management_state", { enum: MANAGEMENT_STATES }).notNull(),
+    /** Why the prefix is paused or in error. */
+    stateReason: text("state_reason"),
+    sourceState: text("source_state", { enum: SOURCE_STATES }).notNull(),
+    /** When a discovery first no longer found the prefix; null while present. */
+    missingSince: integer("missing_since", { mode: "timestamp_ms" }),
+    files: integer("files"),
+    bytes: integer("bytes"),
+    newestObjectAt: integer("newest_object_at", { mode: "timestamp_ms" }),
+    discoveredAt: integer("discovered_at", { mode: "timestamp_ms" }),
+    createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("prefixes_location_idx").on(t.locationId, t.uri)],
+);
+
+/** Every version of a prefix's policy; at most one active per prefix. */
+export const prefixPolicies = sqliteTable(
+  "prefix_policies",
+  {
+    id: text("id").primaryKey(),
+    prefixId: text("prefix_id").notNull(),
+    version: integer("version").notNull(),
+    active: integer("active", { mode: "boolean" }).notNull(),
+    policy: text("policy", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    createdBy: text("created_by"),
+    createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [
+    uniqueIndex("prefix_policies_version_idx").on(t.prefixId, t.version),
+    uniqueIndex("prefix_policies_active_idx").on(t.prefixId).where(sql`${t.active} = 1`),
+  ],
+);
+
+export type Location = typeof locations.$inferSelect;
+export type Prefix = typeof prefixes.$inferSelect;
+export type PrefixPolicy = typeof prefixPolicies.$inferSelect;
+
 export type LakeTable = typeof lakeTables.$inferSelect;
 export type Schedule = typeof schedules.$inferSelect;
 export type Job = typeof jobs.$inferSelect;
