@@ -339,6 +339,35 @@ describe("scheduled crunches of a linked table, and a sync that no longer report
     expect(back.schedule.crunch).toMatchObject({ enabled: false });
   });
 
+  it("deleting the connection keeps its onboarded tables, flagged as dropped, their schedules stopped", async () => {
+    const doomed = await connection(POLARIS, `doomed-${++seq}`);
+    await syncWith(doomed, polarisTables);
+    const res = await admin("POST", "/api/v1/tables", {
+      name: `doomed.${++seq}`,
+      catalog_connection_id: doomed,
+      catalog_table: LINEITEM,
+    });
+    expect(res.status, res.text).toBe(201);
+    const table = res.body as { id: string; onboarding_job_id: string };
+    const onboarding = await leaseAs(LINKED_AGENT, table.onboarding_job_id);
+    await complete(onboarding as Job, RECIPE as unknown as Record<string, unknown>);
+    const schedule = await admin("POST", `/api/v1/tables/${table.id}/schedule?job_type=crunch`, {
+      schedule_type: "daily",
+      lookback_start: 3,
+      lookback_end: 1,
+      run_time_utc: "12:00",
+    });
+    expect(schedule.status, schedule.text).toBe(201);
+
+    expect((await admin("DELETE", `/api/v1/catalog-connections/${doomed}?confirm=true`)).status).toBe(204);
+    const kept = (await admin("GET", `/api/v1/tables/${table.id}`)).body;
+    expect(kept).toMatchObject({ catalog_table_deleted: true, catalog_connection_id: doomed });
+    expect(kept.schedule.crunch).toMatchObject({ enabled: false });
+    const crunch = await admin("POST", `/api/v1/tables/${table.id}/crunch`, { whole_table: true });
+    expect(crunch.status, crunch.text).toBe(409);
+    expect(crunch.text).toContain("deleted catalog connection");
+  });
+
   it("a plain table's scheduled crunch is not held and carries no reference", async () => {
     const res = await admin("POST", "/api/v1/tables", {
       name: `plain.sched.${++seq}`,

@@ -134,7 +134,8 @@ const remove = defineRoute({
   summary: "Delete a catalog connection and everything synced from it",
   description:
     "Irreversible, so `?confirm=true` is required: without it (or with any other value) the answer is 422 naming `confirm` and nothing changes. " +
-    "Deletes the connection and all its synced tables at once; its queued or running syncs are cancelled, and one that ends anyway writes nothing.",
+    "Deletes the connection and all its synced tables at once; its queued or running syncs are cancelled, and one that ends anyway writes nothing. " +
+    "Tables onboarded through it are kept, flagged `catalog_table_deleted` as when a sync drops their catalog table, with their schedules disabled (no job can load them any more).",
   access: access.write("connections"),
   request: { params: ConnectionIdParam, query: DeleteQuery },
   responses: {

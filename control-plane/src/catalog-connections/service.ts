@@ -6,13 +6,22 @@
  *   connection's id, the others plain. Only a job's payload holds them decrypted, until it ends.
  * - A connection's type never changes; an update merges what it sends into what is stored and
  *   checks the result as a whole, so a connection is always valid for its type.
- * - Deleting one deletes its synced tables in the same batch, then cancels its active syncs.
+ * - Deleting one deletes its synced tables in the same batch, flags the tables onboarded through it
+ *   as a dropped catalog table flags them (their schedules stopped, nothing deleted), then cancels
+ *   its active syncs.
  */
 import { type Clock, newId } from "@lakesmith/shared";
 import { CATALOG_SYNC_KIND, type CatalogCredentials, type CatalogType } from "@lakesmith/shared/catalogs";
-import { and, asc, count, eq, getTableColumns, inArray, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, eq, getTableColumns, inArray, isNull, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
-import { type CatalogConnection, catalogConnections, catalogTables, jobs } from "../db/schema.ts";
+import {
+  type CatalogConnection,
+  catalogConnections,
+  catalogTables,
+  jobs,
+  lakeTables,
+  schedules,
+} from "../db/schema.ts";
 import type { Page } from "../http/pagination.ts";
 import { ApiError, invalidField, notFound } from "../http/problem.ts";
 import type { CancelService } from "../jobs/cancel.ts";
@@ -134,7 +143,17 @@ export class CatalogConnectionService {
    * syncs (whose ends then write nothing: `record.ts` checks the connection still exists).
    */
   async delete(id: string): Promise<void> {
-    const [, deleted] = await this.db.batch([
+    const now = this.clock.now();
+    // Tables onboarded through the connection stay (nothing is deleted), flagged as for a dropped
+    // catalog table, their schedules stopped: no job can load them any more.
+    const linked = and(eq(lakeTables.catalogConnectionId, id), isNull(lakeTables.catalogTableDeletedAt));
+    const linkedIds = this.db.select({ id: lakeTables.id }).from(lakeTables).where(linked);
+    const [, , , deleted] = await this.db.batch([
+      this.db
+        .update(schedules)
+        .set({ enabled: false, updatedAt: now })
+        .where(and(inArray(schedules.tableId, linkedIds), eq(schedules.enabled, true))),
+      this.db.update(lakeTables).set({ catalogTableDeletedAt: now }).where(linked),
       this.db.delete(catalogTables).where(eq(catalogTables.connectionId, id)),
       this.db
         .delete(catalogConnections)
