@@ -294,6 +294,34 @@ describe("updating a connection", () => {
     });
   });
 
+  it("lands concurrent updates of different credential fields, none lost", async () => {
+    const created = await create(POLARIS);
+    const updates = [
+      { client_secret: "rotated-a-1" },
+      { scope: "PRINCIPAL_ROLE:reader" },
+      { token_url: "https://auth.example.com/oauth/v2/token" },
+      { warehouse: "analytics-2" },
+      { client_id: "polaris-client-2" },
+    ];
+    const answers = await Promise.all(updates.map((u) => admin("PUT", `${BASE}/${created.id}`, u)));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    const stored = (await admin("GET", `${BASE}/${created.id}`)).body;
+    expect(stored).toMatchObject({
+      scope: "PRINCIPAL_ROLE:reader",
+      token_url: "https://auth.example.com/oauth/v2/token",
+      warehouse: "analytics-2",
+      client_id: "polaris-client-2",
+    });
+    const [row] = await plane.services.db.all<{ secrets: string }>(
+      sql`select secrets from catalog_connections where id = ${created.id}`,
+    );
+    expect(
+      JSON.parse(await plane.services.secrets.decrypt(row?.secrets ?? "", catalogConnectionAad(created.id))),
+    ).toEqual({
+      client_secret: "rotated-a-1",
+    });
+  });
+
   it("clears an optional field sent as null, and switches a workspace from client credentials to a token", async () => {
     const hive = await create(HIVE);
     expect((await admin("PUT", `${BASE}/${hive.id}`, { password: null, username: null })).body).toMatchObject(

@@ -23,7 +23,7 @@ import {
   schedules,
 } from "../db/schema.ts";
 import type { Page } from "../http/pagination.ts";
-import { ApiError, invalidField, notFound } from "../http/problem.ts";
+import { ApiError, conflict, invalidField, notFound } from "../http/problem.ts";
 import type { CancelService } from "../jobs/cancel.ts";
 import { ACTIVE_STATUSES } from "../jobs/state.ts";
 import type { Keyring } from "../secrets/keyring.ts";
@@ -38,6 +38,9 @@ import {
 } from "./credentials.ts";
 import type { ConnectionCreate, ConnectionUpdate } from "./schemas.ts";
 import type { ConnectionRow } from "./view.ts";
+
+/** Tries of an update whose credentials another update changed meanwhile. */
+const UPDATE_ATTEMPTS = 5;
 
 export class CatalogConnectionService {
   constructor(
@@ -99,7 +102,23 @@ export class CatalogConnectionService {
    * Partial update: fields left out keep their value, null clears an optional credential field.
    * The merged credentials must be valid for the connection's type, which never changes (422).
    */
+  /**
+   * Merges `patch` into the connection. Credentials are merged with what is stored and written
+   * back only if the stored secrets are still the ones read (each write seals them anew), so two
+   * concurrent updates of different credential fields both land: the loser merges again.
+   */
   async update(id: string, patch: ConnectionUpdate): Promise<ConnectionRow> {
+    for (let attempt = 1; ; attempt++) {
+      if (await this.tryUpdate(id, patch)) return this.get(id);
+      if (attempt >= UPDATE_ATTEMPTS)
+        throw conflict(
+          `Catalog connection '${id}' kept changing while it was updated; send the update again.`,
+        );
+    }
+  }
+
+  /** One attempt of `update`: false when the credentials changed since they were read. */
+  private async tryUpdate(id: string, patch: ConnectionUpdate): Promise<boolean> {
     const row = await this.find(id);
     if (!row) throw notFound("Catalog connection", id);
     if (patch.type !== undefined && patch.type !== row.type)
@@ -120,7 +139,7 @@ export class CatalogConnectionService {
         secretFields: Object.keys(secrets),
       };
     }
-    await this.write(
+    const updated = await this.write(
       this.db
         .update(catalogConnections)
         .set({
@@ -132,10 +151,16 @@ export class CatalogConnectionService {
           ...credentialColumns,
           updatedAt: this.clock.now(),
         })
-        .where(eq(catalogConnections.id, id)),
+        .where(
+          and(
+            eq(catalogConnections.id, id),
+            touched.length > 0 ? eq(catalogConnections.secrets, row.secrets) : undefined,
+          ),
+        )
+        .returning({ id: catalogConnections.id }),
       patch.name ?? row.name,
     );
-    return this.get(id);
+    return updated.length > 0;
   }
 
   /**
@@ -194,9 +219,9 @@ export class CatalogConnectionService {
   }
 
   /** Writes a connection; a taken name is a 409 naming it. */
-  private async write(statement: Promise<unknown>, name: string): Promise<void> {
+  private async write<T>(statement: Promise<T>, name: string): Promise<T> {
     try {
-      await statement;
+      return await statement;
     } catch (err) {
       if (isUniqueViolation(err, "catalog_connections.name"))
         throw new ApiError(409, `A catalog connection named '${name}' already exists.`, [
