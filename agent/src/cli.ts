@@ -11,6 +11,7 @@ import type { AgentConfig } from "./config.ts";
 import { ConfigError, loadCliConfig, redactedConfig, usage } from "./config.ts";
 import { catalogHandlers } from "./handlers/catalogs.ts";
 import { diagnosticHandlers } from "./handlers/diagnostic.ts";
+import { discoveryHandlers } from "./handlers/discovery.ts";
 import { tableHandlers } from "./handlers/tables.ts";
 import { createLogger } from "./log.ts";
 import { AgentMetrics, serveMetrics } from "./metrics.ts";
@@ -18,7 +19,12 @@ import { HandlerRegistry } from "./registry.ts";
 
 /** Every kind this agent build can run. */
 export function defaultRegistry(config: AgentConfig): HandlerRegistry {
-  return new HandlerRegistry([...diagnosticHandlers, ...tableHandlers(config), ...catalogHandlers(config)]);
+  return new HandlerRegistry([
+    ...diagnosticHandlers,
+    ...tableHandlers(config),
+    ...catalogHandlers(config),
+    ...discoveryHandlers(config),
+  ]);
 }
 
 async function main(): Promise<number> {
