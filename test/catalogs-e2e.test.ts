@@ -1,7 +1,7 @@
 /**
  * Catalog connections end to end, through the public API and a `lakesmith-agent` child process
- * allowed the catalogs' endpoints: a loopback Iceberg REST (Polaris) catalog and a loopback Unity
- * Catalog server, both answering only what their published descriptions allow. Test with a good
+ * allowed the catalog's endpoint: a loopback Iceberg REST (Polaris) catalog answering only what its
+ * published description allows (Unity: `unity-catalog-e2e.test.ts`; Hive: `hive-catalog-e2e.test.ts`). Test with a good
  * and a wrong secret, create, sync, browse, a table dropped from the catalog, delete; the secret
  * appears in no response, no job row after its job, no database column in plain text.
  */
