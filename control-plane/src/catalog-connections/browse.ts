@@ -44,6 +44,9 @@ export interface SchemaSummary {
   tables_count: number;
 }
 
+/** Sort keys whose column may be null (the others are never null). */
+const NULLABLE_SORT_KEYS = new Set<SortKey>(["size_bytes", "updated_at"]);
+
 const sortColumn = (key: SortKey) =>
   ({
     full_name: catalogTables.fullName,
@@ -225,12 +228,18 @@ export class CatalogBrowser {
     const { sort_by, sort_order, offset, limit, ...where } = filter;
     const key = JSON.stringify([connectionId, version, sort_by, sort_order, where]);
     const order = await this.orders.get(key, async () => {
-      const rows = await this.db
+      // One JSON array of the names in order, built by SQLite: no row object per table.
+      const ordered = this.db
         .select({ fullName: catalogTables.fullName })
         .from(catalogTables)
         .where(and(...conditionsOf(connectionId, filter)))
-        .orderBy(...orderBy(sort_by, sort_order));
-      return rows.map((r) => r.fullName);
+        .orderBy(...orderBy(sort_by, sort_order))
+        .as("ordered");
+      const [row] = await preparedSelect(
+        this.db,
+        this.db.select({ names: sql<string>`json_group_array(${ordered.fullName})` }).from(ordered),
+      ).all();
+      return JSON.parse(row?.names ?? "[]") as string[];
     });
     const names = order.slice(offset, offset + limit);
     const rows = names.length
@@ -323,13 +332,18 @@ export class CatalogBrowser {
   }
 }
 
-/** The list's order: the sort key (unknown values last), ties by full_name. */
+/**
+ * The list's order: the sort key, ties by full_name. A key that may be null (size, last change)
+ * puts unknown values last either way by leading with its nullness, as its indexes do
+ * (`db/schema.ts`), so SQLite reads the order from an index instead of sorting.
+ */
 function orderBy(sortBy: SortKey, sortOrder: "asc" | "desc", plus: SQL = sql``): SQL[] {
   const direction = sortOrder === "desc" ? sql`desc` : sql`asc`;
   // full_name is never null and is its own tie-break: one term, which its index serves as is.
-  return sortBy === "full_name"
-    ? [sql`${plus}${catalogTables.fullName} ${direction}`]
-    : [sql`${plus}${sortColumn(sortBy)} ${direction} nulls last`, sql`${plus}${catalogTables.fullName} asc`];
+  if (sortBy === "full_name") return [sql`${plus}${catalogTables.fullName} ${direction}`];
+  const column = sortColumn(sortBy);
+  const key = [sql`${plus}${column} ${direction}`, sql`${plus}${catalogTables.fullName} asc`];
+  return NULLABLE_SORT_KEYS.has(sortBy) ? [sql`${plus}(${column} is null) asc`, ...key] : key;
 }
 
 function conditionsOf(connectionId: string, f: CatalogTablesFilter): SQL[] {

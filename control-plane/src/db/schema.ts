@@ -638,11 +638,20 @@ export const catalogTables = sqliteTable(
     index("catalog_tables_live_name_idx")
       .on(t.connectionId, t.name, t.fullName)
       .where(sql`${t.deletedAt} is null`),
-    index("catalog_tables_live_size_idx")
-      .on(t.connectionId, t.sizeBytes, t.fullName)
+    // The keys that may be null (size, last change) sort unknown values last either way: their
+    // nullness leads the order (`catalog-connections/browse.ts`, `orderBy`), one index per
+    // direction, so even a descending list or one cut by size reads in index order, never sorts.
+    index("catalog_tables_live_size_asc_idx")
+      .on(t.connectionId, sql`${t.sizeBytes} is null`, t.sizeBytes, t.fullName)
       .where(sql`${t.deletedAt} is null`),
-    index("catalog_tables_live_updated_idx")
-      .on(t.connectionId, t.updatedAt, t.fullName)
+    index("catalog_tables_live_size_desc_idx")
+      .on(t.connectionId, sql`${t.sizeBytes} is null`, sql`${t.sizeBytes} desc`, t.fullName)
+      .where(sql`${t.deletedAt} is null`),
+    index("catalog_tables_live_updated_asc_idx")
+      .on(t.connectionId, sql`${t.updatedAt} is null`, t.updatedAt, t.fullName, t.sizeBytes)
+      .where(sql`${t.deletedAt} is null`),
+    index("catalog_tables_live_updated_desc_idx")
+      .on(t.connectionId, sql`${t.updatedAt} is null`, sql`${t.updatedAt} desc`, t.fullName, t.sizeBytes)
       .where(sql`${t.deletedAt} is null`),
     index("catalog_tables_live_synced_idx")
       .on(t.connectionId, t.syncedAt, t.fullName)

@@ -1,9 +1,9 @@
 /**
  * Unity Catalog (Databricks, or the open-source server) as a `CatalogClient`, on `UnityClient`.
  *
- * - Catalogs, then each catalog's schemas, then each schema's tables, a page at a time; 8 schemas
+ * - Catalogs, then each catalog's schemas, then each schema's tables, a page at a time; 16 schemas
  *   are walked side by side (a page of tables is 50, so a large catalog is many small requests):
- *   at most one page of schemas and 8 pages of tables are held, whatever the catalog's size.
+ *   at most one page of schemas and 16 pages of tables are held, whatever the catalog's size.
  *   `information_schema` (views over the catalog's own metadata, in every catalog) is skipped.
  * - Facts come from Unity's table record: format is `data_source_format` lower-cased, partitioned
  *   when a column has a `partition_index`. The record has no size: it is read from the table's own
@@ -23,7 +23,7 @@ import type { UnityClient, UnityTableInfo } from "./client.ts";
 /** How many tables have their size read at once (each read may open a DuckDB engine). */
 export const SIZE_CONCURRENCY = 4;
 /** How many schemas are walked side by side. */
-const SCHEMA_CONCURRENCY = 8;
+const SCHEMA_CONCURRENCY = 16;
 const SKIPPED_SCHEMAS = new Set(["information_schema"]);
 /** Formats whose size the agent can read from the table's own metadata. */
 const SIZED_FORMATS = new Set(["delta", "iceberg"]);
