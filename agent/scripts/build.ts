@@ -7,6 +7,8 @@
  *   `dependencies` (npm installs those next to the agent, native ones such as DuckDB included). An
  *   import of anything else fails the build here rather than the customer's install at start.
  * - The version is read from `package.json` at build time (`src/version.ts`).
+ * - CommonJS code in the bundle (the generated Hive Metastore Thrift code) `require`s its packages:
+ *   the bundle defines `require` for it, as an ES module has none.
  */
 import { rm } from "node:fs/promises";
 import { builtinModules } from "node:module";
@@ -69,7 +71,12 @@ const result = await build({
   sourcemap: true,
   sourcesContent: true,
   legalComments: "none",
+  banner: {
+    js: 'import { createRequire } from "node:module"; const require = createRequire(import.meta.url);',
+  },
   logLevel: "warning",
+  // The generated Thrift code repeats a `case 0:` in some reads; harmless, and not ours to edit.
+  logOverride: { "duplicate-case": "silent" },
   plugins: [dependenciesOnly, versionOnly],
   metafile: true,
 }).catch(() => process.exit(1));

@@ -16,10 +16,11 @@
  * - `calls` logs every call (method and arguments); `before(method, fn)` runs `fn` before that
  *   method is served (tests use it to change the metastore under a running job).
  */
+import { createRequire } from "node:module";
 import type { AddressInfo, Server, Socket } from "node:net";
 import { Duplex } from "node:stream";
 import thrift from "thrift";
-import { type HiveIdl, ThriftHiveMetastore, ttypes } from "../../src/catalogs/hive/idl.ts";
+import type { HiveIdl, ThriftHiveMetastoreTypes } from "../../src/catalogs/hive/idl.ts";
 import {
   dataFrame,
   FrameReader,
@@ -27,6 +28,15 @@ import {
   parsePlainResponse,
   SaslStatus,
 } from "../../src/catalogs/hive/sasl.ts";
+
+/**
+ * The generated processor checks a handler's error with `instanceof` against the types module it
+ * `require`s; the test runner would hand an `import` of it a transpiled copy whose exceptions fail
+ * that check. Both are taken from Node's `require` here, so they are the processor's own.
+ */
+const require = createRequire(import.meta.url);
+const ttypes: typeof HiveIdl = require("../../src/catalogs/hive/gen/hive_metastore_types.js");
+const ThriftHiveMetastore: typeof ThriftHiveMetastoreTypes = require("../../src/catalogs/hive/gen/ThriftHiveMetastore.js");
 
 export const PARQUET_FORMAT = {
   inputFormat: "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
