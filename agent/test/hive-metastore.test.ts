@@ -157,6 +157,15 @@ describe("SASL PLAIN login", () => {
     expect(metastore.calls).toEqual([]);
   });
 
+  it("fails clearly, without hanging, when a client logs in to a metastore without SASL", async () => {
+    metastore = await HiveMetastoreServer.start();
+    const err = await rejection(
+      HiveMetastoreClient.connect({ uri: metastore.uri, username: USER, password: PASSWORD, timeoutMs: 300 }),
+    );
+    expect(err.reason).toBe("timeout");
+    expect(err.message).toBe(`Hive Metastore ${metastore.uri}: no answer to the login within 300 ms`);
+  });
+
   it("fails clearly, without hanging, when a client without a login meets a SASL metastore", async () => {
     metastore = await HiveMetastoreServer.start({ sasl: { username: USER, password: PASSWORD } });
     const client = await open(metastore, { timeoutMs: 2000 });

@@ -113,12 +113,13 @@ export class HiveMetastoreClient {
         socket.destroy();
         if (err instanceof HiveMetastoreError) throw err;
         const reason = redact(err instanceof Error ? err.message : String(err), [options.password ?? ""]);
-        const refused = err instanceof SaslRefusedError;
-        throw new HiveMetastoreError(
-          refused ? "refused" : "protocol",
-          "login",
-          `${where} refused the SASL PLAIN login of user '${options.username}': ${reason}`,
-        );
+        if (err instanceof SaslRefusedError)
+          throw new HiveMetastoreError(
+            "refused",
+            "login",
+            `${where} refused the SASL PLAIN login of user '${options.username}': ${reason}`,
+          );
+        throw new HiveMetastoreError("network", "login", `${where}: the SASL PLAIN login failed: ${reason}`);
       }
     }
     return new HiveMetastoreClient(socket, { ...options, timeoutMs }, sasl);

@@ -86,10 +86,11 @@ export function negotiatePlain(socket: Socket, username: string, password: strin
     const done = (err: Error | null, rest?: FrameReader) => {
       socket.off("data", onData);
       socket.off("close", onClose);
+      socket.off("error", onError);
       if (err) reject(err);
       else resolve(rest as FrameReader);
     };
-    const onClose = () => done(new SaslRefusedError("the metastore closed the connection during the login"));
+    const onClose = () => done(new Error("the metastore closed the connection during the login"));
     const onData = (bytes: Buffer) => {
       reader.append(bytes);
       let message: { status: number; payload: Buffer } | null;
@@ -112,8 +113,11 @@ export function negotiatePlain(socket: Socket, username: string, password: strin
         return done(new SaslRefusedError("the metastore asked for more than PLAIN sends"));
       }
     };
+    // A reset during the login is its failure, not an unhandled error event.
+    const onError = (err: Error) => done(new Error(`the connection failed during the login: ${err.message}`));
     socket.on("data", onData);
     socket.on("close", onClose);
+    socket.on("error", onError);
     socket.write(negotiationMessage(SaslStatus.START, Buffer.from("PLAIN")));
     socket.write(negotiationMessage(SaslStatus.COMPLETE, plainResponse(username, password)));
   });
