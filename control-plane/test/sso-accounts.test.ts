@@ -111,6 +111,38 @@ describe("SSO enforcement", () => {
   });
 });
 
+describe("the single sign-on code exchange", () => {
+  const exchange = (code: string) => plane.call("POST", "/api/v1/auth/sso/token", { body: { code } });
+
+  it("keeps SSO sessions refreshing while password logins are enforced off", async () => {
+    const created = await plane.call("POST", "/api/v1/users", {
+      token: ADMIN_KEY,
+      body: { full_name: "Olga", email: "olga@example.com", role: "Viewer", auth_type: "oidc" },
+    });
+    expect(created.status).toBe(201);
+    const code = await plane.services.sso.login.complete("oidc", "OLGA@example.com");
+    const pair = (await (await exchange(code)).json()) as { refresh_token: string };
+    await setConfig({ sso_enforced: true });
+    try {
+      expect((await refresh(pair.refresh_token)).status).toBe(200);
+    } finally {
+      await setConfig({ sso_enforced: false });
+    }
+  });
+
+  it("refuses a code whose user was deactivated after the callback, and an unknown code", async () => {
+    const created = await plane.call("POST", "/api/v1/users", {
+      token: ADMIN_KEY,
+      body: { full_name: "Ivo", email: "ivo@example.com", role: "Viewer", auth_type: "saml" },
+    });
+    const { id } = (await created.json()) as { id: string };
+    const code = await plane.services.sso.login.complete("saml", "ivo@example.com");
+    await plane.call("PATCH", `/api/v1/users/${id}`, { token: ADMIN_KEY, body: { status: "inactive" } });
+    expect((await exchange(code)).status).toBe(401);
+    expect((await exchange("not-a-code")).status).toBe(401);
+  });
+});
+
 describe("refresh tokens outlive no change of access", () => {
   it("revokes a user's refresh tokens when the user is deactivated, even if activated again", async () => {
     const user = await plane.userWithRole("Editor");
