@@ -11,6 +11,10 @@
  *
  * Case rules: the scheme and an S3 bucket are compared case-insensitively (bucket names are
  * lower-case); paths and object keys are case-sensitive.
+ *
+ * Each store has one scheme, whatever the spelling of its URIs: `gs` (also `gcs://`) and `azure`
+ * (also Hadoop's `abfs[s]://container@account.dfs.core.windows.net/`), so an allowed prefix covers
+ * every spelling of the places below it and the agent announces one capability per store.
  */
 
 import {
@@ -25,7 +29,7 @@ import {
 export { formatLocation, isWithin, type Location, LocationError };
 
 /** Storage schemes the allow list understands. */
-export const SCHEMES = ["file", "s3"] as const;
+export const SCHEMES = ["file", "s3", "gs", "azure"] as const;
 export type Scheme = (typeof SCHEMES)[number];
 
 /**

@@ -74,7 +74,43 @@ export const OPTIONS: readonly Option[] = [
     "int",
     "An object-store request or read that sends no byte for this long is abandoned and retried",
   ),
+  opt(
+    "gcs_endpoint",
+    "string",
+    "Endpoint of gs:// stores, Google Cloud Storage's XML API (default https://storage.googleapis.com)",
+  ),
+  opt("gcs_hmac_access_id", "string", "Access ID of a service account's HMAC key, for gs:// stores"),
+  opt("gcs_hmac_secret", "string", "Secret of that HMAC key (never logged or printed)"),
+  opt(
+    "azure_endpoint",
+    "string",
+    "Blob service URL of azure:// stores instead of https://<account>.blob.core.windows.net, e.g. Azurite's http://127.0.0.1:10000/devstoreaccount1",
+  ),
+  opt(
+    "azure_connection_string",
+    "string",
+    "Connection string of the storage account of azure:// stores (never logged or printed)",
+  ),
+  opt(
+    "azure_account_key",
+    "string",
+    "Key of the storage account of azure:// stores (never logged or printed)",
+  ),
+  opt(
+    "azure_sas_token",
+    "string",
+    "SAS token for azure:// stores, account or container scoped (never logged or printed)",
+  ),
   opt("memory_limit_mb", "int", "DuckDB memory per running job; larger work spills to the scratch folder"),
+];
+
+/** Options whose values are credentials: hidden by `redactedConfig`. */
+const SECRETS = [
+  "token",
+  "gcs_hmac_secret",
+  "azure_connection_string",
+  "azure_account_key",
+  "azure_sas_token",
 ];
 
 /** A whole number in range; flags and variables arrive as text and are converted before this. */
@@ -118,6 +154,13 @@ export const ConfigSchema = z
     s3_retry_base_ms: int(1, 60_000).default(100),
     s3_retry_max_ms: int(1, 600_000).default(20_000),
     s3_stall_timeout_ms: int(100, 3_600_000).default(30_000),
+    gcs_endpoint: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
+    gcs_hmac_access_id: z.string().min(1).optional(),
+    gcs_hmac_secret: z.string().min(1).optional(),
+    azure_endpoint: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
+    azure_connection_string: z.string().min(1).optional(),
+    azure_account_key: z.string().min(1).optional(),
+    azure_sas_token: z.string().min(1).optional(),
     memory_limit_mb: int(64, 1_048_576).default(768),
   })
   .superRefine((config, ctx) => {
@@ -139,6 +182,21 @@ export const ConfigSchema = z
       ctx.addIssue({ code: "custom", path: ["reconnect_max_ms"], message: "must be >= reconnect_base_ms" });
     if (config.s3_retry_max_ms < config.s3_retry_base_ms)
       ctx.addIssue({ code: "custom", path: ["s3_retry_max_ms"], message: "must be >= s3_retry_base_ms" });
+    if ((config.gcs_hmac_access_id === undefined) !== (config.gcs_hmac_secret === undefined))
+      ctx.addIssue({
+        code: "custom",
+        path: [config.gcs_hmac_secret === undefined ? "gcs_hmac_secret" : "gcs_hmac_access_id"],
+        message: "is required with the other half of the HMAC key",
+      });
+    const azure = (["azure_connection_string", "azure_account_key", "azure_sas_token"] as const).filter(
+      (key) => config[key] !== undefined,
+    );
+    if (azure.length > 1)
+      ctx.addIssue({
+        code: "custom",
+        path: [azure[1] as string],
+        message: `is one Azure credential too many: give one of ${azure.join(", ")}`,
+      });
   });
 
 export type AgentConfig = z.infer<typeof ConfigSchema>;
@@ -281,12 +339,14 @@ export function usage(): string {
     "Options (flags override environment variables, which override the --config file):",
     `${`  --config <file>`.padEnd(30)}JSON file with the snake_case keys below [LAKESMITH_AGENT_CONFIG]`,
     ...rows,
-    `${`  --print-config`.padEnd(30)}Print the resolved configuration (token hidden) and exit`,
+    `${`  --print-config`.padEnd(30)}Print the resolved configuration (credentials hidden) and exit`,
     `${`  --help`.padEnd(30)}Show this text`,
   ].join("\n");
 }
 
-/** The configuration as it may be shown: the token replaced. */
+/** The configuration as it may be shown: the token and other credentials replaced. */
 export function redactedConfig(config: AgentConfig): Record<string, unknown> {
-  return { ...config, token: "<redacted>" };
+  const shown: Record<string, unknown> = { ...config };
+  for (const key of SECRETS) if (shown[key] !== undefined) shown[key] = "<redacted>";
+  return shown;
 }

@@ -1,3 +1,5 @@
+import { uriScheme } from "@lakesmith/shared/jobs";
+import { locationKey } from "@lakesmith/shared/locations";
 import { describe, expect, it } from "vitest";
 import { AllowList, locationsIn, parseLocation } from "../src/allow.ts";
 
@@ -43,9 +45,9 @@ describe("allow list", () => {
       ok: false,
       reason: expect.stringContaining("must be local"),
     });
-    expect(allow.check("gs://lake/raw")).toEqual({
+    expect(allow.check("hdfs://namenode/raw")).toEqual({
       ok: false,
-      reason: expect.stringContaining("scheme 'gs'"),
+      reason: expect.stringContaining("scheme 'hdfs'"),
     });
     expect(allow.check("data/t1")).toEqual({ ok: false, reason: expect.stringContaining("is not a URI") });
     expect(allow.check("file:///data/t1?x=1").ok).toBe(false);
@@ -66,6 +68,70 @@ describe("allow list", () => {
     expect(new AllowList([]).check("file:///data").ok).toBe(false);
     expect(allow.schemes()).toEqual(["file", "s3"]);
     expect(new AllowList(["file:///x"]).schemes()).toEqual(["file"]);
+  });
+
+  it("reads gs:// and gcs:// as one store, with Google's bucket rules", () => {
+    const gcs = new AllowList(["gcs://Lake_1/raw"]);
+    expect(gcs.check("gs://lake_1/raw/x.json").ok).toBe(true);
+    expect(gcs.check("gcs://lake_1/raw/x.json").ok).toBe(true);
+    expect(gcs.check("gs://lake_1/rawer").ok).toBe(false);
+    expect(gcs.check("s3://lake_1/raw/x").ok).toBe(false);
+    expect(gcs.announced().allow).toEqual(["gs://lake_1/raw"]);
+    expect(parseLocation(`gs://${"a".repeat(60)}.${"b".repeat(60)}/k`).root).toHaveLength(121);
+    expect(() => parseLocation(`gs://${"a".repeat(64)}/k`)).toThrow("invalid bucket name");
+    expect(() => parseLocation("gs://-lake/k")).toThrow("invalid bucket name");
+  });
+
+  it("reads azure:// and Hadoop's abfs[s]:// as one store, rooted at account/container", () => {
+    const azure = new AllowList(["abfss://Raw@Acct1.dfs.core.windows.net/landing/"]);
+    expect(parseLocation("abfss://raw@acct1.dfs.core.windows.net/landing/x")).toEqual({
+      scheme: "azure",
+      root: "acct1/raw",
+      segments: ["landing", "x"],
+    });
+    expect(azure.announced().allow).toEqual(["azure://acct1/raw/landing"]);
+    expect(azure.check("azure://acct1/raw/landing/2026/x.json").ok).toBe(true);
+    expect(azure.check("AZURE://ACCT1/RAW/landing").ok).toBe(true);
+    expect(azure.check("abfs://raw@acct1.dfs.core.windows.net/landing/x").ok).toBe(true);
+    expect(azure.check("azure://acct1/raw/Landing/x").ok).toBe(false);
+    expect(azure.check("azure://acct1/raw2/landing/x").ok).toBe(false);
+    expect(azure.check("azure://acct2/raw/landing/x").ok).toBe(false);
+    expect(azure.check("azure://acct1/raw/landing/../secret").ok).toBe(false);
+  });
+
+  it("refuses Azure spellings that can't be placed with certainty, naming the one to use", () => {
+    const reason = (uri: string) => {
+      const verdict = new AllowList(["azure://acct1/raw"]).check(uri);
+      return verdict.ok ? "allowed" : verdict.reason;
+    };
+    expect(reason("az://raw/landing")).toContain(
+      "name Azure locations as azure://<account>/<container>/<path>",
+    );
+    expect(reason("wasbs://raw@acct1.blob.core.windows.net/x")).toContain("wasbs://, which is not read");
+    expect(reason("abfss://raw@acct1.dfs.core.chinacloudapi.cn/x")).toContain(
+      "must name '<container>@<account>.dfs.core.windows.net'",
+    );
+    expect(reason("abfss://acct1.dfs.core.windows.net/x")).toContain("dfs.core.windows.net");
+    expect(reason("azure://acct1")).toContain("invalid container name ''");
+    expect(reason("azure://acct1/r--aw/x")).toContain("invalid container name 'r--aw'");
+    expect(reason("azure://acct_1/raw/x")).toContain("invalid storage account name 'acct_1'");
+  });
+
+  it("asks one capability of every spelling of a store, as its agents announce", () => {
+    const allow = new AllowList([
+      "file:///x",
+      "s3://lake/a",
+      "gcs://lake/b",
+      "abfss://raw@acct1.dfs.core.windows.net/",
+    ]);
+    expect(allow.schemes()).toEqual(["file", "s3", "gs", "azure"]);
+    expect(uriScheme("abfss://raw@acct1.dfs.core.windows.net/t")).toBe("azure");
+    expect(uriScheme("abfs://raw@acct1.dfs.core.windows.net/t")).toBe("azure");
+    expect(uriScheme("gcs://lake/t")).toBe("gs");
+    expect(uriScheme("/data/t")).toBe("file");
+    expect(uriScheme("hdfs://namenode/t")).toBe("hdfs");
+    expect(locationKey("abfss://raw@acct1.dfs.core.windows.net/t")).toBe("azure://acct1/raw/t/");
+    expect(locationKey("azure://acct1/raw/t/")).toBe("azure://acct1/raw/t/");
   });
 
   it("finds locations in a payload by key and by shape, at any depth", () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ConfigError, loadCliConfig } from "../src/config.ts";
+import { ConfigError, loadCliConfig, redactedConfig } from "../src/config.ts";
 
 const base = ["--control-plane", "http://cp:8787/", "--token", "lsa_flag"];
 
@@ -138,8 +138,8 @@ describe("agent configuration", () => {
   });
 
   it("rejects an allow prefix it cannot read with the reason", () => {
-    expect(errorOf(() => run([...base, "--allow", "gs://bucket/x"]))).toContain(
-      "allow prefix 'gs://bucket/x' uses the scheme 'gs'",
+    expect(errorOf(() => run([...base, "--allow", "hdfs://namenode/x"]))).toContain(
+      "allow prefix 'hdfs://namenode/x' uses the scheme 'hdfs'",
     );
     expect(errorOf(() => run([...base, "--allow", "relative/dir"]))).toContain("allow prefix 'relative/dir'");
   });
@@ -164,5 +164,31 @@ describe("agent configuration", () => {
     expect(loadCliConfig(["--help"], {}).command).toBe("help");
     const printed = loadCliConfig([...base, "--print-config"], {});
     expect(printed.command).toBe("print-config");
+  });
+
+  it("reads Google Cloud and Azure credentials from the environment and never prints them", () => {
+    const env = {
+      LAKESMITH_AGENT_GCS_HMAC_ACCESS_ID: "GOOG1EXAMPLE",
+      LAKESMITH_AGENT_GCS_HMAC_SECRET: "gcs-secret",
+      LAKESMITH_AGENT_AZURE_ACCOUNT_KEY: "azure-key",
+      LAKESMITH_AGENT_AZURE_ENDPOINT: "http://127.0.0.1:10000/devstoreaccount1",
+    };
+    const config = run([...base, "--allow", "gs://lake/x", "--allow", "azure://acct1/raw"], env);
+    expect(config).toMatchObject({ gcs_hmac_secret: "gcs-secret", azure_account_key: "azure-key" });
+    const shown = JSON.stringify(redactedConfig(config));
+    expect(shown).not.toContain("gcs-secret");
+    expect(shown).not.toContain("azure-key");
+    expect(shown).toContain("GOOG1EXAMPLE");
+    expect(redactedConfig(config)).toMatchObject({ token: "<redacted>", azure_account_key: "<redacted>" });
+  });
+
+  it("refuses half an HMAC key, and more than one Azure credential", () => {
+    expect(errorOf(() => run(base, { LAKESMITH_AGENT_GCS_HMAC_ACCESS_ID: "GOOG1" }))).toContain(
+      "LAKESMITH_AGENT_GCS_HMAC_SECRET): is required with the other half of the HMAC key",
+    );
+    const two = { LAKESMITH_AGENT_AZURE_ACCOUNT_KEY: "k", LAKESMITH_AGENT_AZURE_SAS_TOKEN: "sv=1" };
+    expect(errorOf(() => run(base, two))).toContain(
+      "LAKESMITH_AGENT_AZURE_SAS_TOKEN: is one Azure credential too many: give one of azure_account_key, azure_sas_token",
+    );
   });
 });

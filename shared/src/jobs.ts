@@ -8,6 +8,7 @@
  * console.log(payload.date_range.start, payload.date_range.end);
  */
 import { z } from "zod";
+import { LocationError, parseLocation } from "./locations.ts";
 
 export const ONBOARDING_KIND = "onboarding";
 /** Job kinds a table schedule can fire; the schedule's `job_type` is the job's kind. */
@@ -140,12 +141,19 @@ export function backfillSlot(column: string, start: string, end: string): string
 
 /**
  * The URI scheme a job on a table requires of its agent (agents announce the schemes their allow
- * list permits as capabilities).
+ * list permits as capabilities): the canonical one of `parseLocation`, so every spelling of a store
+ * asks for the capability its agents announce; a URI it can't read keeps its own scheme.
  *
  * @example uriScheme("s3://lake/sales/orders") // "s3"
+ * @example uriScheme("abfss://raw@acct.dfs.core.windows.net/t") // "azure"
  */
 export function uriScheme(uri: string): string {
-  return uri.slice(0, Math.max(0, uri.indexOf("://"))).toLowerCase();
+  try {
+    return parseLocation(uri).scheme;
+  } catch (err) {
+    if (!(err instanceof LocationError)) throw err;
+    return uri.slice(0, Math.max(0, uri.indexOf("://"))).toLowerCase();
+  }
 }
 
 /** The two crunch passes: `crunch` rewrites (re-sorts, recompresses); `optimize` only bin-packs. */

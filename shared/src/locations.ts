@@ -4,9 +4,14 @@
  * every location and endpoint it names).
  *
  * - A location is `scheme://root/segments`: `file:///path` (no root), or a bucket-style store
- *   (`s3://bucket/key`, `gs://bucket/key`, `abfs://container@account/key`, ...). Dot segments of a
+ *   (`s3://bucket/key`, `gs://bucket/key`, `azure://account/container/key`, ...). Dot segments of a
  *   `file` path are resolved and percent-escapes decoded; object keys keep their segments literally
  *   and refuse `.`/`..` (stores keep them, other tools collapse them).
+ * - One canonical scheme per store, so every spelling of a place compares equal: `gcs://` is `gs://`;
+ *   Azure's `abfs[s]://<container>@<account>.dfs.core.windows.net/<key>` (Hadoop's spelling) is
+ *   `azure://<account>/<container>/<key>` (root `account/container`). Other Azure spellings (`az://`,
+ *   `wasb[s]://`, ABFS hosts other than `dfs.core.windows.net`) are refused, naming the one to use:
+ *   without the account or on another cloud's endpoint they can't be placed with certainty.
  * - Anything that can't be read with certainty is refused rather than guessed at: `file://` on
  *   another host or with a query, fragment or backslash, and a NUL anywhere.
  * - Case: the scheme and the root are compared case-insensitively; paths and keys are case-sensitive.
@@ -20,7 +25,7 @@
 /** A location reduced to what comparisons use. */
 export interface Location {
   scheme: string;
-  /** The bucket (or container@account) of an object store; empty for `file`. */
+  /** The bucket (Azure: `account/container`) of an object store; empty for `file`. */
   root: string;
   /** Path segments (`file`, dot segments resolved and percent-decoded) or key segments. */
   segments: string[];
@@ -31,13 +36,25 @@ export class LocationError extends Error {
 }
 
 /** Schemes whose root is an S3-style bucket name. */
-const BUCKET_SCHEMES = new Set(["s3", "s3a", "s3n", "gs", "gcs"]);
+const BUCKET_SCHEMES = new Set(["s3", "s3a", "s3n"]);
+/** Spellings of a store that has one canonical scheme. */
+const CANONICAL_SCHEME: Record<string, string> = { gcs: "gs", abfs: "azure", abfss: "azure" };
+/** Google Cloud Storage bucket names: 3-63 characters, up to 222 when dotted; `_` allowed. */
+const GCS_BUCKET = /^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$/;
+const AZURE_ACCOUNT = /^[a-z0-9]{3,24}$/;
+/** Azure container names: 3-63 lower-case letters, digits and single hyphens between them. */
+const AZURE_CONTAINER = /^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/;
+/** Hadoop's ABFS authority: `container@account.dfs.core.windows.net`. */
+const ABFS_AUTHORITY = /^([^@/]*)@([^@/.]*)\.dfs\.core\.windows\.net$/;
+/** Azure spellings not read: `az://container/...` names no account, `wasb[s]://` is the retired driver's. */
+const REFUSED_AZURE = new Set(["az", "wasb", "wasbs"]);
 
 /**
  * Parses a storage URI; throws `LocationError` with the reason.
  *
  * @example parseLocation("file:///data/a/../b") // { scheme: "file", root: "", segments: ["data", "b"] }
  * @example parseLocation("s3://Lake/raw/") // { scheme: "s3", root: "lake", segments: ["raw"] }
+ * @example parseLocation("abfss://raw@acct.dfs.core.windows.net/x") // { scheme: "azure", root: "acct/raw", segments: ["x"] }
  */
 export function parseLocation(uri: string): Location {
   if (uri.includes("\0")) throw new LocationError("contains a NUL character");
@@ -81,19 +98,68 @@ function parseFilePath(path: string, uri: string): Location {
   return { scheme: "file", root: "", segments };
 }
 
-function parseObjectStore(scheme: string, rest: string): Location {
+function parseObjectStore(spelling: string, rest: string): Location {
+  if (REFUSED_AZURE.has(spelling))
+    throw new LocationError(
+      `uses ${spelling}://, which is not read; name Azure locations as azure://<account>/<container>/<path>`,
+    );
+  const scheme = CANONICAL_SCHEME[spelling] ?? spelling;
   const slash = rest.indexOf("/");
-  const root = (slash < 0 ? rest : rest.slice(0, slash)).toLowerCase();
-  if (BUCKET_SCHEMES.has(scheme) && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(root))
-    throw new LocationError(`has an invalid bucket name '${root}'`);
-  if (!/^[a-z0-9][a-z0-9.@_:-]{0,254}$/.test(root)) throw new LocationError(`has an invalid root '${root}'`);
-  const key = slash < 0 ? "" : rest.slice(slash + 1);
+  const authority = (slash < 0 ? rest : rest.slice(0, slash)).toLowerCase();
+  let root = authority;
+  let key = slash < 0 ? "" : rest.slice(slash + 1);
+  if (scheme === "azure") {
+    const azure = parseAzureRoot(spelling, authority, key);
+    root = `${azure.account}/${azure.container}`;
+    key = azure.key;
+  } else if (scheme === "gs") {
+    if (!GCS_BUCKET.test(root) || (root.length > 63 && !root.includes(".")))
+      throw new LocationError(`has an invalid bucket name '${root}'`);
+  } else {
+    if (BUCKET_SCHEMES.has(scheme) && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(root))
+      throw new LocationError(`has an invalid bucket name '${root}'`);
+    if (!/^[a-z0-9][a-z0-9.@_:-]{0,254}$/.test(root))
+      throw new LocationError(`has an invalid root '${root}'`);
+  }
   const segments = key.split("/");
   // A trailing slash names the same prefix as none: "raw/" and "raw" both mean the folder raw.
   if (segments.at(-1) === "") segments.pop();
   if (segments.some((s) => s === "." || s === ".."))
     throw new LocationError("has a '.' or '..' segment in the object key");
   return { scheme, root, segments };
+}
+
+/**
+ * The account, container and key of an Azure URI: `azure://<account>/<container>/<key>`, or
+ * Hadoop's `abfs[s]://<container>@<account>.dfs.core.windows.net/<key>`.
+ */
+function parseAzureRoot(
+  spelling: string,
+  authority: string,
+  rest: string,
+): { account: string; container: string; key: string } {
+  let account = authority;
+  let container: string;
+  let key: string;
+  if (spelling === "azure") {
+    const slash = rest.indexOf("/");
+    container = (slash < 0 ? rest : rest.slice(0, slash)).toLowerCase();
+    key = slash < 0 ? "" : rest.slice(slash + 1);
+  } else {
+    const abfs = ABFS_AUTHORITY.exec(authority);
+    if (!abfs)
+      throw new LocationError(
+        `must name '<container>@<account>.dfs.core.windows.net' after ${spelling}:// (or use azure://<account>/<container>/...)`,
+      );
+    container = abfs[1] as string;
+    account = abfs[2] as string;
+    key = rest;
+  }
+  if (!AZURE_ACCOUNT.test(account))
+    throw new LocationError(`has an invalid storage account name '${account}'`);
+  if (!AZURE_CONTAINER.test(container))
+    throw new LocationError(`has an invalid container name '${container}'`);
+  return { account, container, key };
 }
 
 /** Whether `location` is `prefix` itself or lies below it. */
@@ -115,6 +181,7 @@ export function formatLocation(location: Location): string {
  *
  * @example locationKey("s3://Lake/raw") // "s3://lake/raw/"
  * @example locationKey("file:///data/./a/") // "file:///data/a/"
+ * @example locationKey("abfss://raw@acct.dfs.core.windows.net/x") // "azure://acct/raw/x/"
  */
 export function locationKey(uri: string): string {
   const location = parseLocation(uri);

@@ -1,8 +1,8 @@
 /**
  * Job kinds that work on tables: `onboarding` (inspection), `crunch` and `optimize`, and the
  * deleting jobs `vacuum`, `partition_expiration`, `recover` and `hard_delete` (`maintenance/`). Each
- * opens the table's store from its URI with the agent's S3 settings; the allow list has checked the
- * URI before a handler runs.
+ * opens the table's store from its URI with the agent's store settings; the allow list has checked
+ * the URI before a handler runs.
  */
 import { CrunchPayloadSchema, OnboardingPayloadSchema } from "@lakesmith/shared/jobs";
 import {
@@ -31,22 +31,53 @@ export type TableHandlerConfig = Pick<
   "s3_region" | "s3_endpoint" | "s3_force_path_style" | "memory_limit_mb"
 > &
   Partial<
-    Pick<AgentConfig, "s3_max_attempts" | "s3_retry_base_ms" | "s3_retry_max_ms" | "s3_stall_timeout_ms">
+    Pick<
+      AgentConfig,
+      | "s3_max_attempts"
+      | "s3_retry_base_ms"
+      | "s3_retry_max_ms"
+      | "s3_stall_timeout_ms"
+      | "gcs_endpoint"
+      | "gcs_hmac_access_id"
+      | "gcs_hmac_secret"
+      | "azure_endpoint"
+      | "azure_connection_string"
+      | "azure_account_key"
+      | "azure_sas_token"
+    >
   >;
 
-/** The store options the agent's configuration gives (credentials come from the SDK's chain). */
+/**
+ * The store options the agent's configuration gives: S3 credentials come from the AWS SDK's chain,
+ * GCS and Azure ones from the configuration; the retry settings apply to every remote store.
+ */
 export function storeOptions(config: TableHandlerConfig): StoreOptions {
+  const retry = {
+    ...(config.s3_max_attempts ? { attempts: config.s3_max_attempts } : {}),
+    ...(config.s3_retry_base_ms ? { baseMs: config.s3_retry_base_ms } : {}),
+    ...(config.s3_retry_max_ms ? { maxMs: config.s3_retry_max_ms } : {}),
+    ...(config.s3_stall_timeout_ms ? { stallTimeoutMs: config.s3_stall_timeout_ms } : {}),
+  };
   return {
     s3: {
       ...(config.s3_region ? { region: config.s3_region } : {}),
       ...(config.s3_endpoint ? { endpoint: config.s3_endpoint } : {}),
       forcePathStyle: config.s3_force_path_style,
-      retry: {
-        ...(config.s3_max_attempts ? { attempts: config.s3_max_attempts } : {}),
-        ...(config.s3_retry_base_ms ? { baseMs: config.s3_retry_base_ms } : {}),
-        ...(config.s3_retry_max_ms ? { maxMs: config.s3_retry_max_ms } : {}),
-        ...(config.s3_stall_timeout_ms ? { stallTimeoutMs: config.s3_stall_timeout_ms } : {}),
-      },
+      retry,
+    },
+    gcs: {
+      ...(config.gcs_endpoint ? { endpoint: config.gcs_endpoint } : {}),
+      ...(config.gcs_hmac_access_id && config.gcs_hmac_secret
+        ? { hmac: { accessId: config.gcs_hmac_access_id, secret: config.gcs_hmac_secret } }
+        : {}),
+      retry,
+    },
+    azure: {
+      ...(config.azure_endpoint ? { endpoint: config.azure_endpoint } : {}),
+      ...(config.azure_connection_string ? { connectionString: config.azure_connection_string } : {}),
+      ...(config.azure_account_key ? { accountKey: config.azure_account_key } : {}),
+      ...(config.azure_sas_token ? { sasToken: config.azure_sas_token } : {}),
+      retry,
     },
   };
 }

@@ -32,3 +32,30 @@ export async function readAll(stream: AsyncIterable<Uint8Array>): Promise<Buffer
   for await (const chunk of stream) chunks.push(Buffer.from(chunk));
   return Buffer.concat(chunks);
 }
+
+/**
+ * A source's bytes as buffers of exactly `size` bytes, the last one shorter (and an empty source
+ * as one empty buffer), read as they are needed: memory holds the parts not yet consumed.
+ */
+export async function* partsOf(source: WriteSource, size: number): AsyncGenerator<Buffer> {
+  let pending: Buffer[] = [];
+  let length = 0;
+  let yielded = false;
+  for await (const chunk of sourceStream(source)) {
+    let bytes = Buffer.from(chunk as Uint8Array);
+    while (length + bytes.byteLength >= size) {
+      const take = size - length;
+      pending.push(bytes.subarray(0, take));
+      bytes = bytes.subarray(take);
+      yield Buffer.concat(pending);
+      yielded = true;
+      pending = [];
+      length = 0;
+    }
+    if (bytes.byteLength > 0) {
+      pending.push(bytes);
+      length += bytes.byteLength;
+    }
+  }
+  if (length > 0 || !yielded) yield Buffer.concat(pending);
+}

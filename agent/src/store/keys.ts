@@ -1,4 +1,4 @@
-import { StoreError } from "./types.ts";
+import { type DeleteResult, StoreError } from "./types.ts";
 
 /**
  * Refuses keys whose meaning would depend on the backend: S3 keeps `a/../b` literally while a file
@@ -22,4 +22,30 @@ export function checkPrefix(prefix: string): string {
   if (prefix !== "" && segments.some((s) => s === "" || s === "." || s === ".."))
     throw new StoreError("invalid_key", `key '${prefix}' has an empty, '.' or '..' segment`);
   return prefix;
+}
+
+/** The keys of a batch delete that pass `checkKey`, and a result that already reports the others. */
+export function splitKeys(keys: readonly string[]): { valid: string[]; result: DeleteResult } {
+  const result: DeleteResult = { deleted: [], errors: [] };
+  const valid: string[] = [];
+  for (const key of keys) {
+    try {
+      valid.push(checkKey(key));
+    } catch (err) {
+      result.errors.push({ key, code: "invalid_key", message: (err as Error).message });
+    }
+  }
+  return { valid, result };
+}
+
+/** Reports each of `keys` as failed with `failure` (a `StoreError`'s or the service's code, else its name). */
+export function reportFailure(result: DeleteResult, keys: readonly string[], failure: Error): void {
+  const service = (failure as { code?: unknown }).code;
+  const code =
+    failure instanceof StoreError
+      ? failure.code
+      : typeof service === "string"
+        ? service
+        : failure.name || "error";
+  for (const key of keys) result.errors.push({ key, code, message: failure.message });
 }

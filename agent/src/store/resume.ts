@@ -1,39 +1,47 @@
 /**
- * An S3 object's body that is whole or an error, never a part passed off as the object.
+ * A remote object's body that is whole or an error, never a part passed off as the object; shared
+ * by the `s3://`, `gs://` and `azure://` stores, each mapping its SDK's answer to a `BodyAnswer`.
  *
  * - Every byte is counted against the first answer's Content-Length. A body that breaks (reset,
  *   premature close), stalls (no byte for `stallTimeoutMs`) or ends short is resumed with a ranged
  *   GET from the first missing byte, `If-Match` the first answer's ETag, so the pieces are one
  *   version of the object; a 412 there means the object was replaced: `changed`.
  * - Failures of the body share one budget of `attempts`, each retry after a jittered backoff; the
- *   ranged GETs themselves are retried by the SDK like any request. When the budget is spent the
- *   stream errors with `unavailable`, so a consumer that writes a file (a download) discards it.
- * - A whole-object read asks for the object's checksum (`x-amz-checksum-mode: ENABLED`); where the
- *   answer has a full-object CRC32, SHA-1 or SHA-256 (S3 stores one for objects the SDK uploaded),
- *   the bytes, resumed or not, are checked against it at the end: a mismatch errors with `corrupt`.
- *   An error after the last promised byte is a checksum failure too (the SDK validates on its own
- *   where it can), never a reason to resume.
+ *   ranged GETs themselves are retried like any request. When the budget is spent the stream
+ *   errors with `unavailable`, so a consumer that writes a file (a download) discards it.
+ * - A whole-object read is checked against the full-object checksum the store gave, if any
+ *   (`checksum.ts`), at the end, resumed or not: a mismatch errors with `corrupt`. An error after
+ *   the last promised byte is a checksum failure too (an SDK validates on its own where it can),
+ *   never a reason to resume.
  */
-import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
-import { crc32 } from "node:zlib";
-import type { GetObjectCommandOutput } from "@aws-sdk/client-s3";
 import { Backoff } from "../backoff.ts";
+import type { Checksum } from "./checksum.ts";
 import { type RetryPolicy, statusOf, unavailable } from "./retry.ts";
 import { type ByteRange, StoreError } from "./types.ts";
+
+/** One answer to a GET, whatever the store. */
+export interface BodyAnswer {
+  body: Readable;
+  /** The bytes this answer promises (its Content-Length). */
+  length: number | undefined;
+  etag: string | undefined;
+}
 
 export interface ResumeOptions {
   uri: string;
   /** The range the caller asked for, if any. */
   range: ByteRange | undefined;
   policy: RetryPolicy;
+  /** The object's full checksum, checked at the end of a whole-object read. */
+  checksum?: Checksum | undefined;
   /** Issues a GET for `range`, conditional on `ifMatch` where given. */
-  get(range: ByteRange, ifMatch: string | undefined): Promise<GetObjectCommandOutput>;
+  get(range: ByteRange, ifMatch: string | undefined): Promise<BodyAnswer>;
 }
 
 /** The body of `first` as a stream that resumes after breaks and stalls (see the module comment). */
-export function resumingBody(first: GetObjectCommandOutput, options: ResumeOptions): Readable {
+export function resumingBody(first: BodyAnswer, options: ResumeOptions): Readable {
   quiet(first);
   return Readable.from(chunks(first, options), { objectMode: false });
 }
@@ -42,15 +50,15 @@ export function resumingBody(first: GetObjectCommandOutput, options: ResumeOptio
  * Keeps a body's error from crashing the process while nobody reads it yet (the stream is read
  * lazily, and the connection may break before the first read); reading it still throws the error.
  */
-function quiet(answer: GetObjectCommandOutput): void {
-  (answer.Body as Readable | undefined)?.on("error", () => {});
+function quiet(answer: BodyAnswer): void {
+  answer.body.on("error", () => {});
 }
 
-async function* chunks(first: GetObjectCommandOutput, options: ResumeOptions): AsyncGenerator<Buffer> {
+async function* chunks(first: BodyAnswer, options: ResumeOptions): AsyncGenerator<Buffer> {
   const { uri, range, policy } = options;
-  const expected = first.ContentLength;
-  const etag = first.ETag;
-  const check = range ? undefined : checksumOf(first);
+  const expected = first.length;
+  const etag = first.etag;
+  const check = range ? undefined : options.checksum;
   const backoff = new Backoff(policy.baseMs, policy.maxMs);
   let answer = first;
   let received = 0;
@@ -58,7 +66,7 @@ async function* chunks(first: GetObjectCommandOutput, options: ResumeOptions): A
   try {
     yield* resumed();
   } finally {
-    (answer.Body as Readable).destroy();
+    answer.body.destroy();
   }
   if (check && !check.matches())
     throw new StoreError(
@@ -68,7 +76,7 @@ async function* chunks(first: GetObjectCommandOutput, options: ResumeOptions): A
 
   async function* resumed(): AsyncGenerator<Buffer> {
     for (;;) {
-      const body = answer.Body as Readable;
+      const body = answer.body;
       try {
         for await (const chunk of stallGuarded(body, policy.stallTimeoutMs)) {
           received += chunk.byteLength;
@@ -116,40 +124,4 @@ async function* stallGuarded(body: Readable, ms: number): AsyncGenerator<Buffer>
     const chunk = next.value;
     yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
   }
-}
-
-interface Checksum {
-  name: string;
-  update(chunk: Buffer): void;
-  matches(): boolean;
-}
-
-/** The full-object checksum the answer carries, as a running check; none for composite ones. */
-function checksumOf(answer: GetObjectCommandOutput): Checksum | undefined {
-  if (answer.ChecksumType === "COMPOSITE") return undefined;
-  const full = (value: string | undefined) => (value && !value.includes("-") ? value : undefined);
-  const crc = full(answer.ChecksumCRC32);
-  if (crc) {
-    let value = 0;
-    return {
-      name: "CRC32",
-      update: (chunk) => {
-        value = crc32(chunk, value);
-      },
-      matches: () => {
-        const bytes = Buffer.alloc(4);
-        bytes.writeUInt32BE(value);
-        return bytes.toString("base64") === crc;
-      },
-    };
-  }
-  for (const [name, algorithm, expected] of [
-    ["SHA-256", "sha256", full(answer.ChecksumSHA256)],
-    ["SHA-1", "sha1", full(answer.ChecksumSHA1)],
-  ] as const) {
-    if (!expected) continue;
-    const hash = createHash(algorithm);
-    return { name, update: (chunk) => hash.update(chunk), matches: () => hash.digest("base64") === expected };
-  }
-  return undefined;
 }

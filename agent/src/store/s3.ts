@@ -1,6 +1,6 @@
 /**
  * `s3://` stores on Amazon S3 and S3-compatible servers (MinIO, R2, Ceph), through
- * `@aws-sdk/client-s3`.
+ * `@aws-sdk/client-s3`; `gs://` rides on it too (`gcs.ts`), the differences kept in an `S3Dialect`.
  *
  * - Credentials and region come from the SDK's standard chain (environment, shared config and
  *   profiles, web identity, container and instance metadata) unless given as options.
@@ -10,7 +10,7 @@
  * - Faults (`retry.ts`): 5xx, throttling and network errors are retried with jittered exponential
  *   backoff up to `retry.attempts`; a request silent for `retry.stallTimeoutMs` is abandoned and
  *   retried; a read's body that breaks, stalls or ends short resumes where it stopped
- *   (`s3-read.ts`). When the budget is spent, a `StoreError("unavailable")` names the operation,
+ *   (`resume.ts`). When the budget is spent, a `StoreError("unavailable")` names the operation,
  *   the object and the last status. Writes send buffers (whole bodies up to `partSize`, else one
  *   multipart part at a time through `@aws-sdk/lib-storage`), so each retry resends one buffer;
  *   a multipart upload whose part fails for good is aborted, leaving no object.
@@ -25,18 +25,24 @@
 
 import type { Readable } from "node:stream";
 import {
+  DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
   PutObjectCommand,
+  type PutObjectCommandInput,
   paginateListObjectsV2,
   S3Client,
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import { readAll, sourceBytes, sourceStream } from "./body.ts";
-import { checkKey, checkPrefix } from "./keys.ts";
+import { sourceBytes, sourceStream } from "./body.ts";
+import { s3Checksum } from "./checksum.ts";
+import { holdsExactly } from "./conditional.ts";
+import { checkKey, checkPrefix, reportFailure, splitKeys } from "./keys.ts";
 import { downloadObject } from "./local.ts";
+import { deleteEach } from "./parallel.ts";
+import { type BodyAnswer, resumingBody } from "./resume.ts";
 import {
   attemptsOf,
   DEFAULT_RETRY,
@@ -45,7 +51,6 @@ import {
   statusOf,
   unavailable,
 } from "./retry.ts";
-import { resumingBody } from "./s3-read.ts";
 import {
   type ByteRange,
   type DeleteResult,
@@ -60,6 +65,27 @@ import {
 export const MIN_PART_SIZE = 5 * 1024 * 1024;
 /** DeleteObjects takes at most this many keys per request. */
 const DELETE_BATCH = 1000;
+/** Single-key DELETEs in flight at once where there is no DeleteObjects. */
+const DELETE_CONCURRENCY = 16;
+
+/** What differs between Amazon S3 and a store that speaks its API with variations. */
+export interface S3Dialect {
+  /** The scheme of the store's URIs. */
+  scheme: string;
+  /** A PutObject that only creates: the store answers 412 when the key exists. */
+  putIfAbsent(input: PutObjectCommandInput): PutObjectCommand;
+  /** Whether the store serves DeleteObjects; without it, one DeleteObject per key. */
+  batchDelete: boolean;
+  /** Whether a whole-object GET asks for the S3 checksum (`x-amz-checksum-mode`). */
+  checksumMode: boolean;
+}
+
+export const S3_DIALECT: S3Dialect = {
+  scheme: "s3",
+  putIfAbsent: (input) => new PutObjectCommand({ ...input, IfNoneMatch: "*" }),
+  batchDelete: true,
+  checksumMode: true,
+};
 
 export interface S3StoreOptions {
   /** Defaults to the SDK's chain (`AWS_REGION`, the profile); `us-east-1` with an `endpoint` and no other. */
@@ -97,9 +123,10 @@ export class S3Store implements ObjectStore {
     readonly bucket: string,
     private readonly prefix: string,
     options: S3StoreOptions = {},
+    private readonly dialect: S3Dialect = S3_DIALECT,
   ) {
     if (prefix !== "" && !prefix.endsWith("/")) this.prefix = `${prefix}/`;
-    this.uri = `s3://${bucket}/${this.prefix}`;
+    this.uri = `${dialect.scheme}://${bucket}/${this.prefix}`;
     this.partSize = Math.max(MIN_PART_SIZE, options.partSize ?? 16 * 1024 * 1024);
     this.queueSize = options.queueSize ?? 4;
     this.maxConditionalBytes = options.maxConditionalBytes ?? 64 * 1024 * 1024;
@@ -162,13 +189,25 @@ export class S3Store implements ObjectStore {
         new GetObjectCommand({
           Bucket: this.bucket,
           Key: this.keyOf(key),
-          ...(r ? { Range: `bytes=${r.start}-${r.end ?? ""}` } : { ChecksumMode: "ENABLED" }),
+          ...(r ? { Range: `bytes=${r.start}-${r.end ?? ""}` } : {}),
+          ...(!r && this.dialect.checksumMode ? { ChecksumMode: "ENABLED" } : {}),
           ...(ifMatch ? { IfMatch: ifMatch } : {}),
         }),
       );
+    const answer = (out: Awaited<ReturnType<typeof get>>): BodyAnswer => ({
+      body: out.Body as Readable,
+      length: out.ContentLength,
+      etag: out.ETag,
+    });
     try {
       const first = await get(range);
-      return resumingBody(first, { uri, range, policy: this.retry, get });
+      return resumingBody(answer(first), {
+        uri,
+        range,
+        policy: this.retry,
+        checksum: s3Checksum(first),
+        get: async (r, ifMatch) => answer(await get(r, ifMatch)),
+      });
     } catch (err) {
       if (statusOf(err) === 404) throw new StoreError("not_found", `no object at ${uri}`, { status: 404 });
       throw this.failure("GET", uri, err);
@@ -217,9 +256,7 @@ export class S3Store implements ObjectStore {
       );
     let outcome: WriteIfAbsentResult;
     try {
-      await this.client.send(
-        new PutObjectCommand({ Bucket: this.bucket, Key, Body: body, IfNoneMatch: "*" }),
-      );
+      await this.client.send(this.dialect.putIfAbsent({ Bucket: this.bucket, Key, Body: body }));
       return { written: true };
     } catch (err) {
       if (statusOf(err) === 412) outcome = { written: false, reason: "exists" };
@@ -227,33 +264,16 @@ export class S3Store implements ObjectStore {
         outcome = { written: false, reason: "conflict" };
       else throw this.failure("PUT", this.uriOf(key), err);
       // A first attempt may have landed with its answer lost: then the object there is ours.
-      if (attemptsOf(err) > 1 && (await this.holds(key, body))) return { written: true };
+      if (attemptsOf(err) > 1 && (await holdsExactly(this, key, body))) return { written: true };
       return outcome;
     }
   }
 
-  /** Whether the object at `key` holds exactly `body` (false when there is none). */
-  private async holds(key: string, body: Buffer): Promise<boolean> {
-    const info = await this.head(key);
-    if (info?.size !== body.byteLength) return false;
-    try {
-      return (await readAll(await this.read(key))).equals(body);
-    } catch (err) {
-      if (err instanceof StoreError && err.code === "not_found") return false;
-      throw err;
-    }
-  }
-
   async deleteMany(keys: readonly string[]): Promise<DeleteResult> {
-    const result: DeleteResult = { deleted: [], errors: [] };
-    const valid: string[] = [];
-    for (const key of keys) {
-      try {
-        checkKey(key);
-        valid.push(key);
-      } catch (err) {
-        result.errors.push({ key, code: "invalid_key", message: (err as Error).message });
-      }
+    const { valid, result } = splitKeys(keys);
+    if (!this.dialect.batchDelete) {
+      await deleteEach(valid, result, DELETE_CONCURRENCY, (key) => this.deleteOne(key));
+      return result;
     }
     for (let i = 0; i < valid.length; i += DELETE_BATCH) {
       const batch = valid.slice(i, i + DELETE_BATCH);
@@ -274,12 +294,21 @@ export class S3Store implements ObjectStore {
         result.deleted.push(...batch.filter((key) => !failed.has(key)));
       } catch (err) {
         // A failed request deleted nothing we can vouch for: report each key, go on with the rest.
-        const failure = this.failure("DELETE", `${batch.length} keys under ${this.uri}`, err);
-        const code = failure instanceof StoreError ? failure.code : failure.name || "error";
-        for (const key of batch) result.errors.push({ key, code, message: failure.message });
+        reportFailure(result, batch, this.failure("DELETE", `${batch.length} keys under ${this.uri}`, err));
       }
     }
     return result;
+  }
+
+  /** One DeleteObject: its failure, or null when the key is gone (404 NoSuchKey where the store says so). */
+  private async deleteOne(key: string): Promise<Error | null> {
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+    } catch (err) {
+      if (statusOf(err) !== 404 || (err as Error).name !== "NoSuchKey")
+        return this.failure("DELETE", this.uriOf(key), err);
+    }
+    return null;
   }
 
   private keyOf(key: string): string {

@@ -1,7 +1,9 @@
 /**
  * A STAND-IN, not an S3 implementation: a loopback HTTP server that answers path-style S3
- * `PutObject`, `GetObject` and `HeadObject` on top of a real folder, and enforces
- * `If-None-Match: *` on PUT (412 PreconditionFailed when the key exists).
+ * `PutObject`, `GetObject`, `HeadObject` and `DeleteObject` on top of a real folder, and enforces
+ * `If-None-Match: *` on PUT (412 PreconditionFailed when the key exists). With `gcs`, it acts as
+ * Google Cloud Storage's XML API does instead: it enforces `x-goog-if-generation-match: 0` and
+ * ignores `If-None-Match` on PUT, and answers a DELETE of a missing key 404 NoSuchKey (S3: 204).
  *
  * It exists because no S3-compatible server that enforces conditional writes can run here:
  * s3rver (and its forks, and fauxqs) honour If-None-Match on GET only, and MinIO or LocalStack
@@ -28,10 +30,14 @@ export interface ConditionalS3Server {
 }
 
 /** Starts the stand-in on 127.0.0.1 with an ephemeral port, storing objects under `folder`. */
-export async function startConditionalS3Server(folder: string): Promise<ConditionalS3Server> {
+export async function startConditionalS3Server(
+  folder: string,
+  options: { gcs?: boolean } = {},
+): Promise<ConditionalS3Server> {
   const conflictNext = new Set<string>();
+  const gcs = options.gcs ?? false;
   const server: Server = createServer((req, res) => {
-    handle(folder, conflictNext, req, res).catch((err: Error) => {
+    handle(folder, conflictNext, gcs, req, res).catch((err: Error) => {
       if (!res.headersSent) sendError(res, 500, "InternalError", err.message);
       else res.destroy(err);
     });
@@ -48,6 +54,7 @@ export async function startConditionalS3Server(folder: string): Promise<Conditio
 async function handle(
   folder: string,
   conflictNext: Set<string>,
+  gcs: boolean,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
@@ -59,7 +66,9 @@ async function handle(
   const path = join(folder, ...segments);
 
   if (req.method === "PUT") {
-    const conditional = req.headers["if-none-match"] === "*";
+    const conditional = gcs
+      ? req.headers["x-goog-if-generation-match"] === "0"
+      : req.headers["if-none-match"] === "*";
     if (conditional && conflictNext.delete(objectKey)) {
       req.resume();
       return sendError(
@@ -103,6 +112,15 @@ async function handle(
     if (req.method === "HEAD") return void res.end();
     createReadStream(path).pipe(res);
     return;
+  }
+  if (req.method === "DELETE") {
+    try {
+      await unlink(path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      if (gcs) return sendError(res, 404, "NoSuchKey", "The specified key does not exist.");
+    }
+    return void res.writeHead(204).end();
   }
   sendError(res, 501, "NotImplemented", `the stand-in does not implement ${req.method}`);
 }

@@ -15,6 +15,10 @@
  *   full-object CRC32 in `x-amz-checksum-crc32` (s3rver stores none, so the proxy computes it).
  * - `requests` records every request with the fault it got, so tests count attempts instead of
  *   timing them. Request signatures pass through unchanged: the Host header is forwarded as sent.
+ * - With `azure`, the upstream is Azurite and requests are Azure Blob paths
+ *   (`/account/container/key`): a blob GET, HEAD, PUT and DELETE are `GetObject`, `HeadObject`,
+ *   `PutObject` and `DeleteObject`, a staged block `UploadPart`, the block list
+ *   `CompleteMultipartUpload`, a container listing `ListObjectsV2`; errors carry `x-ms-error-code`.
  *
  * @example const s3 = await startFaultyS3(); s3.inject({ op: "GetObject", key: /\.parquet$/, fault: { kind: "truncate", afterBytes: 100 } });
  */
@@ -100,6 +104,8 @@ export interface FaultyS3 {
 export interface FaultyS3Options {
   /** An S3 endpoint to forward to, with store options that reach it; default: a fresh s3rver. */
   upstream?: { endpoint: string; options: S3StoreOptions };
+  /** The upstream speaks Azure Blob paths (Azurite); `endpoint` is then the proxy's origin. */
+  azure?: boolean;
 }
 
 /** Starts the proxy on 127.0.0.1 with an ephemeral port. */
@@ -125,8 +131,8 @@ export async function startFaultyS3(options: FaultyS3Options = {}): Promise<Faul
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req);
     const url = new URL(req.url ?? "/", "http://proxy");
-    const op = operationOf(req.method ?? "GET", url);
-    const key = keyOf(url, op);
+    const op = (options.azure ? azureOperationOf : operationOf)(req.method ?? "GET", url);
+    const key = keyOf(url, op, options.azure ? 3 : 2);
     const keys = op === "DeleteObjects" ? deleteKeys(body) : [key];
     const rule = rules.find(
       (r) => r.left > 0 && opMatches(r.op, op) && keys.some((k) => keyMatches(r.key, k)),
@@ -229,10 +235,24 @@ function operationOf(method: string, url: URL): S3Operation {
   return "Other";
 }
 
-/** The key inside the bucket (`/bucket/a/b` → `a/b`), or a List's prefix. */
-function keyOf(url: URL, op: S3Operation): string {
+/** The same for an Azure Blob request (`/account/container/key?comp=...`). */
+function azureOperationOf(method: string, url: URL): S3Operation {
+  const comp = url.searchParams.get("comp");
+  const onBlob = url.pathname.split("/").filter(Boolean).length > 2;
+  if (method === "GET" && !onBlob) return comp === "list" ? "ListObjectsV2" : "Other";
+  if (!onBlob) return "Other";
+  if (method === "GET") return "GetObject";
+  if (method === "HEAD") return "HeadObject";
+  if (method === "DELETE") return "DeleteObject";
+  if (method === "PUT")
+    return comp === "block" ? "UploadPart" : comp === "blocklist" ? "CompleteMultipartUpload" : "PutObject";
+  return "Other";
+}
+
+/** The key inside the bucket or container (`/bucket/a/b` → `a/b`), or a List's prefix. */
+function keyOf(url: URL, op: S3Operation, depth: number): string {
   if (op === "ListObjectsV2") return url.searchParams.get("prefix") ?? "";
-  return url.pathname.split("/").slice(2).map(decodeURIComponent).join("/");
+  return url.pathname.split("/").slice(depth).map(decodeURIComponent).join("/");
 }
 
 /** The keys a DeleteObjects body names (a small XML document). */
@@ -281,6 +301,10 @@ async function readBody(stream: AsyncIterable<unknown>): Promise<Buffer> {
 function sendError(res: ServerResponse, status: number, code: string, message = "injected fault"): void {
   const body = `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message}</Message><RequestId>faulty-s3</RequestId></Error>`;
   res
-    .writeHead(status, { "Content-Type": "application/xml", "Content-Length": Buffer.byteLength(body) })
+    .writeHead(status, {
+      "Content-Type": "application/xml",
+      "Content-Length": Buffer.byteLength(body),
+      "x-ms-error-code": code,
+    })
     .end(body);
 }
