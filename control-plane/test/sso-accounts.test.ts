@@ -86,6 +86,16 @@ describe("identity provider settings", () => {
     expect(problem.errors.map((e) => e.path)).toContain(field);
   });
 
+  it("answers 502 naming the issuer when discovery fails at login", async () => {
+    const issuer = "http://127.0.0.1:9/unreachable";
+    await plane.call("PUT", "/api/v1/sso/oidc", { token: ADMIN_KEY, body: { issuer, client_id: "c" } });
+    const res = await plane.call("GET", "/api/v1/auth/sso/oidc/login");
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { detail: string }).detail).toContain(
+      `OIDC discovery from ${issuer} failed`,
+    );
+  });
+
   it("lets only Admins read or change providers", async () => {
     const editor = await plane.userWithRole("Editor");
     expect((await plane.call("GET", "/api/v1/sso/oidc", { token: editor.token })).status).toBe(403);

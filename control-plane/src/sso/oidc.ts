@@ -160,6 +160,8 @@ function explain(err: unknown): unknown {
       `the token endpoint answered ${err.error}${err.error_description ? ` (${err.error_description})` : ""}`,
     );
   if (err instanceof oauth.OperationProcessingError) return refused(err.message);
+  // The library's own argument errors carry a code (ERR_INVALID_ARG_VALUE, ...); fetch's do not.
+  if (err instanceof TypeError && "code" in err) return refused(err.message);
   if (err instanceof TypeError)
     return new HTTPException(502, { message: `The OIDC provider could not be reached: ${err.message}.` });
   return err;
