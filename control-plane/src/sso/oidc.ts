@@ -56,7 +56,11 @@ export class OidcFlow {
       issuer: provider.issuer,
       client_id: provider.clientId,
     });
-    const url = new URL(server.authorization_endpoint ?? "");
+    if (!server.authorization_endpoint)
+      throw new HTTPException(502, {
+        message: `The OIDC provider ${provider.issuer} names no authorization_endpoint in its discovery document.`,
+      });
+    const url = new URL(server.authorization_endpoint);
     url.searchParams.set("client_id", provider.clientId);
     url.searchParams.set("redirect_uri", redirectUri);
     url.searchParams.set("response_type", "code");
