@@ -139,6 +139,8 @@ describe("discovery job", () => {
     });
     const { plane: p, result } = run({
       location_id: "loc_1",
+      skip_age_days: 2,
+      min_prefix_bytes: 0,
       attempt_id: "dsc_1",
       location_uri: `file://${join(root, "lake1", "lake", "landing")}`,
       inventory_uri: `file://${join(root, "inv1", "lake", "daily")}`,
@@ -190,6 +192,8 @@ describe("discovery job", () => {
     const [b0, b1, b2, b3, b4] = report.binIds as [string, string, string, string, string];
     const payload = {
       location_id: "loc_2",
+      skip_age_days: 2,
+      min_prefix_bytes: 0,
       attempt_id: "dsc_2",
       location_uri: "file:///x/lake",
       inventory_uri: `file://${join(root, "inv2", "lake", "daily")}`,
@@ -227,7 +231,13 @@ describe("discovery job", () => {
       createdAt: new Date(NOW),
       checksum: "missing",
     });
-    const base = { location_id: "l", attempt_id: "d", location_uri: "file:///x/lake" };
+    const base = {
+      location_id: "l",
+      attempt_id: "d",
+      location_uri: "file:///x/lake",
+      skip_age_days: 2,
+      min_prefix_bytes: 0,
+    };
     const none = run({ ...base, inventory_uri: `file://${join(root, "inv3", "lake", "daily")}` }).result;
     await expect(none).rejects.toThrow(/no complete S3 Inventory report/);
     await expect(none).rejects.toBeInstanceOf(JobError);
@@ -271,6 +281,8 @@ describe("discovery job on S3", () => {
     const payload = DiscoveryPayloadSchema.parse({
       location_id: "l",
       attempt_id: "d",
+      skip_age_days: 2,
+      min_prefix_bytes: 0,
       location_uri: "s3://lake/landing",
       inventory_uri: "s3://lake/inventory/lake/daily",
     });

@@ -3,6 +3,7 @@ import { catalogSyncKind, catalogTestKind } from "./catalog-connections/kinds.ts
 import { crunchKind, optimizeKind } from "./crunch/kind.ts";
 import { noopKind, sleepKind } from "./jobs/diagnostic.ts";
 import type { JobKind } from "./jobs/kinds.ts";
+import { discoveryKind } from "./object-maintenance/discovery/kind.ts";
 import { onboardingKind } from "./onboarding/kind.ts";
 import { partitionExpirationKind } from "./partition-expiration/kind.ts";
 import { hardDeleteKind, recoverKind } from "./pending-deletions/kinds.ts";
@@ -18,6 +19,7 @@ export const PLATFORM_JOB_KINDS: readonly JobKind<unknown>[] = [
   hardDeleteKind,
   catalogTestKind,
   catalogSyncKind,
+  discoveryKind,
   noopKind,
   sleepKind,
 ];

@@ -25,6 +25,8 @@ import { CancelService } from "./jobs/cancel.ts";
 import { type JobKind, JobKindRegistry } from "./jobs/kinds.ts";
 import { DEFAULT_LEASE_TIMINGS, JobService, type LeaseTimings } from "./jobs/service.ts";
 import { PLATFORM_JOB_KINDS } from "./kinds.ts";
+import { DiscoverySchedule } from "./object-maintenance/discovery/scheduled.ts";
+import { DiscoveryService } from "./object-maintenance/discovery/service.ts";
 import { ObjectMaintenanceService } from "./object-maintenance/service.ts";
 import { OnboardingService } from "./onboarding/service.ts";
 import { PartitionExpirationService } from "./partition-expiration/service.ts";
@@ -109,6 +111,8 @@ export interface Services {
   /** Document 2's browse of every connection's catalogs. */
   catalogDirectory: CatalogDirectory;
   objectMaintenance: ObjectMaintenanceService;
+  /** Discovery attempts of object-maintenance locations. */
+  discovery: DiscoveryService;
   scheduler: Scheduler;
   hub: Hub;
   agentGateway: AgentGateway | undefined;
@@ -140,6 +144,7 @@ export function createServices(deps: AppDeps): Services {
   const slots = new SlotService(deps.db, config);
   const pendingDeletions = new PendingDeletionService(deps.db, clock, jobs, tables, catalogRefs);
   const catalogJobs = new CatalogJobService(deps.db, clock, jobs, config, catalogConnections);
+  const discovery = new DiscoveryService(deps.db, clock, jobs, cancel, config);
   const auth = new AuthService(
     deps.db,
     config,
@@ -174,10 +179,12 @@ export function createServices(deps: AppDeps): Services {
     catalogJobs,
     catalogBrowser: new CatalogBrowser(deps.db),
     catalogDirectory: new CatalogDirectory(deps.db),
-    objectMaintenance: new ObjectMaintenanceService(deps.db, clock),
+    objectMaintenance: new ObjectMaintenanceService(deps.db, clock, discovery),
+    discovery,
     scheduler: new Scheduler(deps.db, clock, jobs, config, {
       catalogs: new CatalogSchedule(deps.db, catalogJobs, cancel),
       linked: new LinkedJobRelease(deps.db, jobs, tables, catalogRefs, cancel),
+      discovery: new DiscoverySchedule(deps.db, discovery),
     }),
     hub,
     agentGateway: undefined,

@@ -61,15 +61,23 @@ describe("locations", () => {
     });
   });
 
-  it("registers an inventory-report location Pending, with its inventory settings", async () => {
+  it("registers an inventory-report location with its inventory settings, Discovering at once (Pending without run_discovery_immediately)", async () => {
     const location = await registered({
       discovery_method: "inventory_report",
       inventory_uri: "s3://inventory/lake/daily/",
       discovery_cadence: "weekly",
       skip_age_days: 0,
     });
+    const attempts = await admin("GET", `${BASE}/locations/${location.id}/discovery/schedules`);
+    expect(attempts.body.items).toMatchObject([{ status: "queued", trigger: "creation" }]);
+    const later = await registered({
+      discovery_method: "inventory_report",
+      inventory_uri: "s3://inventory/lake/daily/",
+      run_discovery_immediately: false,
+    });
+    expect(later).toMatchObject({ status: "Pending", run_discovery_immediately: false });
     expect(location).toMatchObject({
-      status: "Pending",
+      status: "Discovering",
       inventory_uri: "s3://inventory/lake/daily",
       inventory_format: "parquet",
       discovery_cadence: "weekly",

@@ -24,6 +24,15 @@ export const DISCOVERY_PLAN_BINS = 2000;
 /** File name endings the platform converts (JSON, gzip too): a prefix without any has no data files. */
 export const DATA_FILE_PATTERN = "\\.(json|jsonl|ndjson)(\\.gz)?$";
 
+/**
+ * The configuration's folder of an inventory URI (a `manifest.json` one: its grandparent, where
+ * the report's `data/` is): what a discovery reads, and what an agent's allow list must cover.
+ */
+export function inventoryRoot(inventoryUri: string): string {
+  const trimmed = inventoryUri.replace(/\/+$/, "");
+  return trimmed.endsWith("/manifest.json") ? trimmed.split("/").slice(0, -2).join("/") : trimmed;
+}
+
 export const DiscoveryPayloadSchema = z.object({
   location_id: z.string().min(1),
   attempt_id: z.string().min(1),
@@ -36,6 +45,12 @@ export const DiscoveryPayloadSchema = z.object({
    * a synced catalog: every object under one is grouped into that key's prefix.
    */
   claimed: z.array(z.string().min(1)).default([]),
+  /**
+   * The filters' settings as they were when the attempt was queued: the plane judges the merged
+   * prefixes by them at the end (a prefix spans bins, so no bin can judge it alone).
+   */
+  skip_age_days: z.number().int().min(0).max(365),
+  min_prefix_bytes: z.number().int().nonnegative(),
   /** Bins not to read (skipped by request). */
   skip_bins: z.array(z.string()).default([]),
   /** Bins an earlier lease of this attempt finished (a resumed discovery continues after them). */

@@ -38,13 +38,6 @@ export interface InventoryReport {
   incomplete: string[];
 }
 
-/** The configuration's folder of an inventory URI (a `manifest.json` one: its grandparent). */
-export function inventoryRoot(inventoryUri: string): string {
-  const trimmed = inventoryUri.replace(/\/+$/, "");
-  if (!trimmed.endsWith("/manifest.json")) return trimmed;
-  return trimmed.split("/").slice(0, -2).join("/");
-}
-
 /**
  * The report to read: the named manifest, or the newest complete one under the folder. `store` is
  * rooted at `inventoryRoot(inventoryUri)`. Fails for good when there is none.

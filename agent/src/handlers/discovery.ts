@@ -4,8 +4,7 @@
  * inventory's configuration folder only (the report and its data files), which the allow list
  * must cover along with the location.
  */
-import { DISCOVERY_KIND, DiscoveryPayloadSchema } from "@lakesmith/shared/discovery";
-import { inventoryRoot } from "../discovery/report.ts";
+import { DISCOVERY_KIND, DiscoveryPayloadSchema, inventoryRoot } from "@lakesmith/shared/discovery";
 import { runDiscovery } from "../discovery/run.ts";
 import { defineHandler, type JobHandler } from "../registry.ts";
 import { storeFor } from "../store/index.ts";

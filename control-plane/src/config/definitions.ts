@@ -33,6 +33,13 @@ export const SETTINGS = {
     description:
       "Tables smaller than this (GB of 2^30 bytes) are not synced from a catalog; a table whose size the agent can't tell is synced. A sync takes the value it has when the sync is queued.",
   }),
+  min_discovery_prefix_size_mb: def({
+    schema: z.number().min(0).max(1_000_000),
+    default: 1,
+    unit: "MB",
+    description:
+      "Discovery leaves out prefixes whose data files (JSON, gzip too) hold fewer than this many MB (of 2^20 bytes): too small to be worth converting. A discovery takes the value it has when it is queued.",
+  }),
   quarterly_goal_pb: def({
     schema: z.number().min(0).max(1_000_000),
     default: 0,
@@ -124,6 +131,17 @@ export const SETTINGS = {
     schema: emailList,
     default: [],
     description: "Recipients of the weekly report; empty means all users of any role.",
+  }),
+  report_daily_time_utc: def({
+    schema: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, "HH:MM, 24-hour, UTC"),
+    default: "08:00",
+    description:
+      "When the daily report is sent (HH:MM, UTC); the weekly report goes at the same time on report_weekly_day. A report covers the 24 hours (7 days) before this time, and each period is sent once.",
+  }),
+  report_weekly_day: def({
+    schema: z.enum(["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]),
+    default: "Monday",
+    description: "UTC weekday the weekly report is sent on, at report_daily_time_utc.",
   }),
   customer_name: def({
     schema: z.string().max(200),

@@ -734,9 +734,125 @@ export const prefixPolicies = sqliteTable(
   ],
 );
 
+export const DISCOVERY_STATUSES = [
+  "queued",
+  "running",
+  "paused",
+  "completed",
+  "failed",
+  "cancelled",
+] as const;
+export type DiscoveryStatus = (typeof DISCOVERY_STATUSES)[number];
+export const DISCOVERY_FILTERS = [
+  "claimed",
+  "too_young",
+  "empty",
+  "no_data_files",
+  "below_min_size",
+] as const;
+export type DiscoveryFilter = (typeof DISCOVERY_FILTERS)[number];
+
+/**
+ * One discovery attempt of a location (the API's "discovery schedule"): its status, its current
+ * job, the report it reads and its live counts. Deleted with its location.
+ */
+export const discoverySchedules = sqliteTable(
+  "discovery_schedules",
+  {
+    id: text("id").primaryKey(),
+    locationId: text("location_id").notNull(),
+    status: text("status", { enum: DISCOVERY_STATUSES }).notNull(),
+    trigger: text("trigger", { enum: ["manual", "schedule", "creation"] }).notNull(),
+    /** The attempt's current job (a resume or restart queues another). */
+    jobId: text("job_id"),
+    /** The manifest read; a resumed attempt reads the same one. */
+    report: text("report"),
+    binsTotal: integer("bins_total"),
+    binsDone: integer("bins_done").notNull().default(0),
+    binsSkipped: integer("bins_skipped").notNull().default(0),
+    /** Bytes of the report's data files (the plan's size). */
+    totalBytes: integer("total_bytes"),
+    /** Bytes of the data files of the bins done: what the wall-time estimate scales. */
+    doneBinBytes: integer("done_bin_bytes").notNull().default(0),
+    /** Objects and bytes under the location in the bins done. */
+    filesSeen: integer("files_seen").notNull().default(0),
+    bytesSeen: integer("bytes_seen").notNull().default(0),
+    objectsScanned: integer("objects_scanned").notNull().default(0),
+    error: text("error"),
+    createdBy: text("created_by"),
+    createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+    /** When its first part arrived (the plan); the wall-time estimate counts from here. */
+    startedAt: integer("started_at", { mode: "timestamp_ms" }),
+    endedAt: integer("ended_at", { mode: "timestamp_ms" }),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [
+    index("discovery_schedules_location_idx").on(t.locationId, t.createdAt),
+    index("discovery_schedules_job_idx").on(t.jobId),
+  ],
+);
+
+/** The bins (inventory data files) of an attempt's report, and how far each got. */
+export const discoveryBins = sqliteTable(
+  "discovery_bins",
+  {
+    attemptId: text("attempt_id").notNull(),
+    binId: text("bin_id").notNull(),
+    position: integer("position").notNull(),
+    key: text("key").notNull(),
+    size: integer("size").notNull(),
+    status: text("status", { enum: ["pending", "reading", "done", "skipped"] }).notNull(),
+    files: integer("files"),
+    bytes: integer("bytes"),
+  },
+  (t) => [primaryKey({ columns: [t.attemptId, t.binId] })],
+);
+
+/** Per-bin, per-prefix aggregates of a running attempt; replaced when a bin is read again. */
+export const discoveryAggregates = sqliteTable(
+  "discovery_aggregates",
+  {
+    attemptId: text("attempt_id").notNull(),
+    binId: text("bin_id").notNull(),
+    /** Location-relative, ending with `/`; `""` is the location itself. */
+    prefix: text("prefix").notNull(),
+    files: integer("files").notNull(),
+    bytes: integer("bytes").notNull(),
+    dataFiles: integer("data_files").notNull(),
+    dataBytes: integer("data_bytes").notNull(),
+    oldestAt: integer("oldest_at", { mode: "timestamp_ms" }),
+    newestAt: integer("newest_at", { mode: "timestamp_ms" }),
+  },
+  (t) => [primaryKey({ columns: [t.attemptId, t.binId, t.prefix] })],
+);
+
+/** The prefixes a completed attempt found, each with its filter outcome (null: it survived). */
+export const discoveredPrefixes = sqliteTable(
+  "discovered_prefixes",
+  {
+    attemptId: text("attempt_id").notNull(),
+    locationId: text("location_id").notNull(),
+    prefix: text("prefix").notNull(),
+    uri: text("uri").notNull(),
+    files: integer("files").notNull(),
+    bytes: integer("bytes").notNull(),
+    dataFiles: integer("data_files").notNull(),
+    dataBytes: integer("data_bytes").notNull(),
+    oldestAt: integer("oldest_at", { mode: "timestamp_ms" }),
+    newestAt: integer("newest_at", { mode: "timestamp_ms" }),
+    filter: text("filter", { enum: DISCOVERY_FILTERS }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.attemptId, t.prefix] }),
+    index("discovered_prefixes_location_idx").on(t.locationId),
+  ],
+);
+
 export type Location = typeof locations.$inferSelect;
 export type Prefix = typeof prefixes.$inferSelect;
 export type PrefixPolicy = typeof prefixPolicies.$inferSelect;
+export type DiscoverySchedule = typeof discoverySchedules.$inferSelect;
+export type DiscoveredPrefix = typeof discoveredPrefixes.$inferSelect;
 
 export type LakeTable = typeof lakeTables.$inferSelect;
 export type Schedule = typeof schedules.$inferSelect;
@@ -749,3 +865,75 @@ export type CatalogTable = typeof catalogTables.$inferSelect;
 
 export type User = typeof users.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;
+
+// ---------------------------------------------------------------------------------------------
+// Notifications (issue 23, "Notifications and reports"; `notifications/`)
+
+export const NOTIFICATION_KINDS = ["job_failed", "report_daily", "report_weekly"] as const;
+export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
+export const NOTIFICATION_CHANNELS = ["email", "chat"] as const;
+export type NotificationChannel = (typeof NOTIFICATION_CHANNELS)[number];
+/**
+ * new: written with its event, its addressees not yet read from the settings. pending: due at
+ * `next_attempt_at`. sending: claimed by `claimed_by` until `claim_expires_at`. sent, failed (gave
+ * up; `last_error` says why), skipped (nothing to send to, or no transport). fanned_out: a chat
+ * event split into one row per webhook.
+ */
+export const NOTIFICATION_STATUSES = [
+  "new",
+  "pending",
+  "sending",
+  "sent",
+  "failed",
+  "skipped",
+  "fanned_out",
+] as const;
+export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
+
+/** What a notification says, rendered once so every attempt sends the same words. */
+export interface NotificationContent {
+  subject: string;
+  text: string;
+  html: string;
+  /** The chat message (Slack-compatible: `text`, and blocks). */
+  chat: { text: string; blocks?: unknown[] };
+}
+
+/**
+ * The outbox: one row per message to one channel. Rows of a job's failure are written in the batch
+ * that ends the job; a report's by the tick that finds its period due, keyed by the period. See
+ * `notifications/outbox.ts` for the claim and retry protocol.
+ */
+export const notifications = sqliteTable(
+  "notifications",
+  {
+    id: text("id").primaryKey(),
+    /** One row per event and channel (and webhook): `job-failed:<job>:email`, `report:daily:<date>:chat#<fp>`. */
+    dedupeKey: text("dedupe_key").notNull().unique(),
+    kind: text("kind", { enum: NOTIFICATION_KINDS }).notNull(),
+    channel: text("channel", { enum: NOTIFICATION_CHANNELS }).notNull(),
+    status: text("status", { enum: NOTIFICATION_STATUSES }).notNull(),
+    jobId: text("job_id"),
+    /** A report's period: the UTC date it is sent on. */
+    period: text("period"),
+    /** A chat row's webhook: a fingerprint of its URL (the URL itself stays in the encrypted setting). */
+    target: text("target"),
+    /** The webhook as masks show it (`https://hooks.slack.com/••••x9Zq`). */
+    targetLabel: text("target_label"),
+    recipients: text("recipients", { mode: "json" }).$type<string[]>(),
+    content: text("content", { mode: "json" }).$type<NotificationContent>(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: integer("next_attempt_at", { mode: "timestamp_ms" }).notNull(),
+    claimedBy: text("claimed_by"),
+    claimExpiresAt: integer("claim_expires_at", { mode: "timestamp_ms" }),
+    lastError: text("last_error"),
+    createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+    sentAt: integer("sent_at", { mode: "timestamp_ms" }),
+  },
+  (t) => [
+    index("notifications_due_idx").on(t.status, t.nextAttemptAt),
+    index("notifications_created_idx").on(t.createdAt),
+  ],
+);
+export type Notification = typeof notifications.$inferSelect;

@@ -8,10 +8,13 @@
  * - use_as_registered: no discovery; the location is Active at once, with its URI as its one
  *   managed prefix (unmanaged until enabled or given a policy), in the same batch. A prefix with
  *   that URI kept from a deleted location is taken back; one of a live location is a 409.
- * - inventory_report: Pending until its first discovery.
+ * - inventory_report: Pending until its first discovery (`discovery/`), which is queued at once
+ *   with `run_discovery_immediately`. Only S3 Inventory reports are read: a location on Google
+ *   Cloud Storage or Azure (whose inventories are laid out otherwise) is a 422 naming the method.
  * - Archive (PATCH status Archived) pauses the location's active prefixes (`state_reason` says
  *   why); un-archiving (PATCH status Active) restores the location's status and resumes them.
- *   Deleting a location keeps its prefixes, with `location_id` null.
+ *   Deleting a location keeps its prefixes, with `location_id` null. Archiving or deleting a
+ *   location cancels its active discovery (and deleting drops its attempts).
  * - Prefix states: enable moves unmanaged, paused (location not archived) and error to active
  *   (201; 200 when active already); a prefix whose source is missing, or whose location is
  *   archived, is a 422. A policy PUT appends version N+1 and deactivates N in one batch, and
@@ -34,6 +37,7 @@ import {
 import type { Page } from "../http/pagination.ts";
 import { ApiError, conflict, invalidField, notFound } from "../http/problem.ts";
 import { isUniqueViolation } from "../tables/service.ts";
+import type { DiscoveryService } from "./discovery/service.ts";
 import {
   LOCATION_SCHEMES,
   type LocationCreate,
@@ -54,12 +58,16 @@ export class ObjectMaintenanceService {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    private readonly discovery: DiscoveryService,
   ) {}
 
   // -------------------------------------------------------------------------------------------
   // locations
 
-  async createLocation(body: LocationCreate, actor: string | null): Promise<Location & { prefixCount: number }> {
+  async createLocation(
+    body: LocationCreate,
+    actor: string | null,
+  ): Promise<Location & { prefixCount: number }> {
     const uri = canonicalUri(body.uri, "uri");
     if (body.discovery_method === "direct_listing")
       throw invalidField(
@@ -73,6 +81,11 @@ export class ObjectMaintenanceService {
       throw invalidField("inventory_uri", "required with discovery_method inventory_report");
     if (!inventory && body.inventory_uri !== undefined)
       throw invalidField("inventory_uri", "only with discovery_method inventory_report");
+    if (inventory && (uri.startsWith("gs://") || uri.startsWith("azure://")))
+      throw invalidField(
+        "discovery_method",
+        "inventory_report reads S3 Inventory reports; Google Cloud Storage and Azure inventories are not yet supported (use use_as_registered)",
+      );
     if (body.inventory_format === "orc" || body.inventory_format === "csv")
       throw invalidField(
         "inventory_format",
@@ -110,8 +123,11 @@ export class ObjectMaintenanceService {
     }
     const insert = this.db.insert(locations).values(location);
     try {
-      if (inventory) await insert;
-      else
+      if (inventory) {
+        await insert;
+        if (location.runDiscoveryImmediately)
+          await this.discovery.queue(location, { trigger: "creation", actor });
+      } else
         await this.db.batch([
           insert,
           this.db
@@ -185,7 +201,13 @@ export class ObjectMaintenanceService {
     if (patch.status !== undefined && patch.status !== current.status) {
       if (patch.status === "Archived") {
         set.status = "Archived";
-        set.statusBeforeArchive = current.status;
+        // Archiving cancels a running discovery: un-archiving restores what the location was without it.
+        set.statusBeforeArchive =
+          current.status === "Discovering"
+            ? current.lastDiscoveredAt
+              ? "Active"
+              : "Pending"
+            : current.status;
         prefixUpdates.push(
           this.db
             .update(prefixes)
@@ -213,6 +235,7 @@ export class ObjectMaintenanceService {
           `${current.status} can't become ${patch.status} by request: a location is archived (Archived) or un-archived (Active); the other statuses are the system's`,
         );
     }
+    if (set.status === "Archived") await this.discovery.cancelActive(id, "its location was archived");
     try {
       await this.db.batch([this.db.update(locations).set(set).where(eq(locations.id, id)), ...prefixUpdates]);
     } catch (err) {
@@ -223,13 +246,15 @@ export class ObjectMaintenanceService {
     return this.location(id);
   }
 
-  /** Deletes the location; its prefixes are kept with `location_id` null. */
+  /** Deletes the location; its prefixes are kept with `location_id` null, its discovery cancelled. */
   async deleteLocation(id: string): Promise<void> {
     await this.location(id);
+    await this.discovery.cancelActive(id, "its location was deleted");
     const now = this.clock.now();
     await this.db.batch([
       this.db.update(prefixes).set({ locationId: null, updatedAt: now }).where(eq(prefixes.locationId, id)),
       this.db.delete(locations).where(eq(locations.id, id)),
+      ...this.discovery.deleteStatements(id),
     ]);
   }
 

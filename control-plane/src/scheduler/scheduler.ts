@@ -18,7 +18,9 @@
  *    active connection whose interval has passed since its latest sync was asked for (at most 100
  *    a tick, each keyed so two ticks queue one), and a cancel for connection tests no agent took.
  *    It decrypts credentials, so it runs in JavaScript, one connection at a time.
- * 5. Reap lapsed offers and leases (`JobService.reap`).
+ * 5. Object maintenance's discovery step (`object-maintenance/discovery/scheduled.ts`): an attempt
+ *    for each inventory location whose cadence has passed since its latest attempt began.
+ * 6. Reap lapsed offers and leases (`JobService.reap`).
  *
  * Bounds: the work follows the due schedules, not the total: a tick with nothing due is one index
  * probe (`anyDue`) and writes nothing. Each chunk is one batch of two statements whatever its size
@@ -50,6 +52,8 @@ export interface TickResult {
   catalogs: CatalogTick;
   /** Held jobs of catalog-managed tables released with their catalog reference, or cancelled. */
   linked: LinkedTick;
+  /** Discoveries queued at their location's cadence. */
+  discoveries: number;
   reaped: { offers: number; leases: number; cancelled: number };
 }
 
@@ -64,6 +68,8 @@ export interface SchedulerOptions {
   catalogs?: { tick(now: Date): Promise<CatalogTick> };
   /** The release of catalog-managed tables' held jobs; none when absent. */
   linked?: { tick(now: Date): Promise<LinkedTick> };
+  /** The discovery step; none when absent. */
+  discovery?: { tick(now: Date): Promise<number> };
 }
 
 export class Scheduler {
@@ -106,11 +112,12 @@ export class Scheduler {
     }
     const linked = (await this.options.linked?.tick(now)) ?? { released: 0, cancelled: 0 };
     const catalogs = (await this.options.catalogs?.tick(now)) ?? { syncs: 0, expiredTests: 0 };
+    const discoveries = (await this.options.discovery?.tick(now)) ?? 0;
     const reaped = await this.jobs.reap();
     // Always: besides what this tick fired or reaped, jobs whose retry backoff ended since the last
     // tick are offerable now, and on Workers nothing else would tell the hub.
     this.jobs.notifyWork();
-    return { due, fired, catalogs, linked, reaped };
+    return { due, fired, catalogs, linked, discoveries, reaped };
   }
 }
 

@@ -12,6 +12,7 @@ import type {
 } from "@lakesmith/shared/catalogs";
 import { sql } from "drizzle-orm";
 import type { Job } from "../../src/db/schema.ts";
+import type { AgentAbilities } from "../../src/jobs/offer.ts";
 import { ADMIN_KEY, type TestPlane } from "../harness.ts";
 
 export const WORKSPACE_SECRET = "dbx-client-secret-7f3a9c";
@@ -59,18 +60,22 @@ export const CATALOG_AGENT = {
 };
 
 /** Offers queued jobs to the agent until it gets `jobId`, hands the others back, and leases it. */
-export async function lease(plane: TestPlane, jobId: string): Promise<Job> {
+export async function lease(
+  plane: TestPlane,
+  jobId: string,
+  agent: AgentAbilities = CATALOG_AGENT,
+): Promise<Job> {
   const { jobs: service } = plane.services;
   const others: Job[] = [];
   let job: Job | undefined;
   for (;;) {
-    job = await service.offerNext(CATALOG_AGENT);
+    job = await service.offerNext(agent);
     if (!job || job.id === jobId) break;
     others.push(job);
   }
-  for (const other of others) await service.reject(CATALOG_AGENT.id, other.id, other.fence);
+  for (const other of others) await service.reject(agent.id, other.id, other.fence);
   if (!job) throw new Error(`job ${jobId} was not offered`);
-  const acked = await service.ack(CATALOG_AGENT.id, job.id, job.fence);
+  const acked = await service.ack(agent.id, job.id, job.fence);
   if (acked.kind !== "done") throw new Error(`ack refused: ${acked.kind}`);
   return acked.job;
 }
