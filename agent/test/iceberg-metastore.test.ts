@@ -106,6 +106,42 @@ describe("Iceberg tables in a Hive Metastore", () => {
     }
   });
 
+  it("speaks the framed transport when the reference says so", async () => {
+    const framed = await HiveMetastoreServer.start({ transport: "framed" });
+    try {
+      framed.addDatabase("lake");
+      const dir = await copyIcebergFixture("iceberg/lineitem_iceberg", join(root, "framed"));
+      const store = new FileStore(dir);
+      framed.registerIcebergTable({
+        db: "lake",
+        name: "framed",
+        location: `file:${dir}`,
+        metadataLocation: `file:${dir}/${await findMetadataKey(store)}`,
+      });
+      const catalog: HiveMetastoreTableRef = {
+        type: "hive_metastore",
+        uri: framed.uri,
+        database: "lake",
+        table: "framed",
+        transport: "framed",
+      };
+      const payload: CrunchPayload = {
+        table_id: "tbl_framed",
+        uri: `file://${dir}`,
+        format: "iceberg",
+        catalog,
+      };
+      const recipe = await runInspection(jobContext(root, "onboarding", payload), {
+        store,
+        memoryLimitMb: 256,
+      });
+      expect(recipe.partition_columns).toEqual([]);
+      expect(framed.callsOf("get_table").length).toBeGreaterThan(0);
+    } finally {
+      await framed.stop();
+    }
+  });
+
   it("refuses a Hive table's reference for an Iceberg job, naming the table", async () => {
     const t = await registered("plain");
     const table = metastore.table("lake", "plain");

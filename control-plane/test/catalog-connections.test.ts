@@ -106,7 +106,26 @@ describe("creating a connection", () => {
       endpoints: ["https://polaris.example.com:443", "https://auth.example.com:443"],
     });
     const minimal = await create({ type: "hive_metastore", metastore_uri: "thrift://hms2" });
-    expect(minimal).toMatchObject({ username: null, has_password: false, endpoints: ["thrift://hms2:9083"] });
+    expect(minimal).toMatchObject({
+      username: null,
+      has_password: false,
+      transport: null,
+      endpoints: ["thrift://hms2:9083"],
+    });
+    const framed = await create({
+      type: "hive_metastore",
+      metastore_uri: "thrift://hms3",
+      transport: "framed",
+    });
+    expect(framed).toMatchObject({ transport: "framed" });
+    const udp = await admin("POST", BASE, {
+      name: `udp-${Date.now()}`,
+      type: "hive_metastore",
+      metastore_uri: "thrift://hms4",
+      transport: "udp",
+    });
+    expect(udp.status, udp.text).toBe(422);
+    expect(udp.text).toContain("transport");
     const token = await create({ type: "workspace", workspace_url: "http://uc.local:8080", token: UC_TOKEN });
     expect(token).toMatchObject({ client_id: null, has_client_secret: false, has_token: true });
   });

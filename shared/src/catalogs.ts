@@ -45,6 +45,8 @@ export const HiveMetastoreCredentialsSchema = z.object({
   metastore_uri: z.string().regex(/^thrift:\/\/[^/:]+(:\d+)?\/?$/, "a thrift://host:port URI"),
   username: z.string().min(1).optional(),
   password: z.string().min(1).optional(),
+  /** The metastore's Thrift transport (`hive.metastore.thrift.framed.transport.enabled`); default buffered. */
+  transport: z.enum(["buffered", "framed"]).optional(),
 });
 
 export const PolarisCredentialsSchema = z.object({

@@ -65,6 +65,8 @@ export const HiveMetastoreTableRefSchema = z.object({
   table: z.string().min(1),
   username: z.string().min(1).optional(),
   password: z.string().min(1).optional(),
+  /** The metastore's Thrift transport; default buffered. */
+  transport: z.enum(["buffered", "framed"]).optional(),
 });
 export type HiveMetastoreTableRef = z.infer<typeof HiveMetastoreTableRefSchema>;
 

@@ -18,5 +18,6 @@ export function openMetastore(ref: HiveMetastoreTableRef): Promise<HiveMetastore
     uri: ref.uri,
     ...(ref.username ? { username: ref.username } : {}),
     ...(ref.password ? { password: ref.password } : {}),
+    ...(ref.transport ? { transport: ref.transport } : {}),
   });
 }

@@ -41,6 +41,10 @@ const CREDENTIAL_DOCS = {
   ],
   username: [text(255), "hive_metastore: optional user name."],
   password: [text(4096), "Secret. hive_metastore: optional password. Never returned."],
+  transport: [
+    text(16),
+    "hive_metastore: the metastore's Thrift transport, `buffered` (default) or `framed` (its `hive.metastore.thrift.framed.transport.enabled`).",
+  ],
   token_url: [text(2048), "polaris: the OAuth token endpoint; default `<catalog_url>/v1/oauth/tokens`."],
   scope: [text(1024), "polaris: the OAuth scope asked for."],
 } as const;
@@ -135,6 +139,7 @@ export const ConnectionSchema = z
     warehouse: nullableText("polaris."),
     client_id: nullableText("workspace, polaris."),
     username: nullableText("hive_metastore."),
+    transport: nullableText("hive_metastore: buffered or framed; null is buffered."),
     token_url: nullableText("polaris."),
     scope: nullableText("polaris."),
     has_client_secret: secretFlag("client_secret (workspace, polaris)"),
@@ -242,12 +247,9 @@ export const SyncSummarySchema = z
     catalogs: z.array(z.string()),
     schemas_count: z.number().int(),
     tables_count: z.number().int().openapi({ description: "Tables reported (incremental: changed or new)." }),
-    unchanged_count: z
-      .number()
-      .int()
-      .openapi({
-        description: "Incremental: listed tables already held with the same updated_at, not read again.",
-      }),
+    unchanged_count: z.number().int().openapi({
+      description: "Incremental: listed tables already held with the same updated_at, not read again.",
+    }),
     tables_marked_deleted: z.number().int(),
     below_min_size: z.number().int().openapi({ description: "Tables left out for their size." }),
     duration_ms: z.number(),

@@ -94,6 +94,7 @@ export class CatalogTableRefs {
         table: synced.name,
         ...(credentials.username ? { username: credentials.username } : {}),
         ...(credentials.password ? { password: credentials.password } : {}),
+        ...(credentials.transport ? { transport: credentials.transport } : {}),
       };
     if (credentials.type !== "polaris") throw new Error(`connection ${connection.id} can't link tables`);
     return {

@@ -159,6 +159,7 @@ export class HiveCatalog implements CatalogClient {
       uri: this.connection.metastore_uri,
       ...(this.connection.username === undefined ? {} : { username: this.connection.username }),
       ...(this.connection.password === undefined ? {} : { password: this.connection.password }),
+      ...(this.connection.transport === undefined ? {} : { transport: this.connection.transport }),
       ...(this.options.timeoutMs === undefined ? {} : { timeoutMs: this.options.timeoutMs }),
     };
     const client = await HiveMetastoreClient.connect(options);
