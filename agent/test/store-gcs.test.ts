@@ -1,8 +1,8 @@
 /**
  * `gs://` stores (GCS's XML API through the S3 client) on loopback servers that speak the S3 wire
  * protocol: the store contract on s3rver, write-if-absent on the stand-in acting as GCS (it
- * enforces `x-goog-if-generation-match: 0` and ignores `If-None-Match`), per-key deletes and
- * retries through the fault proxy.
+ * enforces `x-goog-if-generation-match: 0` and ignores `If-None-Match`), per-key deletes, and the
+ * fault contract through the fault proxy.
  *
  * What this proves: the requests `GcsStore` sends (SigV4 with HMAC keys, path-style, the GCS
  * precondition header, one DELETE per key) and how it reads the answers GCS documents (412 for a
@@ -12,16 +12,16 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../src/config.ts";
 import { storeOptions } from "../src/handlers/tables.ts";
 import { type GcsStoreOptions, readAll, storeFor } from "../src/store/index.ts";
 import { type ConditionalS3Server, startConditionalS3Server } from "./support/conditional-s3-server.ts";
+import { FAULT_RETRY as RETRY, storeFaultContract } from "./support/fault-contract.ts";
 import { type FaultyS3, startFaultyS3 } from "./support/faulty-s3.ts";
 import { S3RVER_CREDENTIALS } from "./support/local-s3.ts";
-import { objectStoreContract } from "./support/store-contract.ts";
+import { expectOneWinner, objectStoreContract } from "./support/store-contract.ts";
 
-const RETRY = { attempts: 3, baseMs: 1, maxMs: 5, stallTimeoutMs: 2000 };
 const HMAC = { accessId: S3RVER_CREDENTIALS.accessKeyId, secret: S3RVER_CREDENTIALS.secretAccessKey };
 
 /** The fault proxy in front of a fresh s3rver, so requests are counted on the wire. */
@@ -33,6 +33,7 @@ beforeAll(async () => {
   proxy = await startFaultyS3();
   options = { endpoint: proxy.endpoint, hmac: HMAC, retry: RETRY };
 });
+afterEach(() => proxy.clear());
 afterAll(() => proxy?.close());
 
 objectStoreContract("gs:// on s3rver", {
@@ -40,6 +41,20 @@ objectStoreContract("gs:// on s3rver", {
   // s3rver ignores preconditions; the stand-in below enforces GCS's.
   enforcesIfAbsent: false,
   listsInKeyOrder: false,
+});
+
+storeFaultContract("gs:// on s3rver", {
+  proxy: () => proxy,
+  fresh: (retry = {}) => {
+    const prefix = `faults/run-${run++}/`;
+    return {
+      store: storeFor(`gs://lake/${prefix}`, { gcs: { ...options, retry: { ...RETRY, ...retry } } }),
+      prefix,
+    };
+  },
+  throttle: { fault: { kind: "slowDown" }, answer: "503 SlowDown" },
+  // GETs don't ask for S3 checksums, and GCS's own are not read.
+  checksums: false,
 });
 
 describe("GcsStore on s3rver", () => {
@@ -73,16 +88,6 @@ describe("GcsStore on s3rver", () => {
       ["a", "NoSuchBucket"],
       ["b", "NoSuchBucket"],
     ]);
-  });
-
-  it("resumes a read cut short, as s3:// does", async () => {
-    const prefix = `cut-${run++}/`;
-    const store = storeFor(`gs://lake/${prefix}`, { gcs: options });
-    const data = Buffer.alloc(50_000, 7);
-    await store.write("cut.bin", data);
-    proxy.inject({ op: "GetObject", key: `${prefix}cut.bin`, fault: { kind: "truncate", afterBytes: 1000 } });
-    expect((await readAll(await store.read("cut.bin"))).equals(data)).toBe(true);
-    expect(proxy.count("GetObject", `${prefix}cut.bin`)).toBe(2);
   });
 
   it("takes its HMAC key and endpoint from the agent's configuration, and refuses to start without a key", () => {
@@ -127,15 +132,7 @@ describe("GcsStore.writeIfAbsent on a server that enforces GCS's precondition", 
   });
 
   it("lets exactly one of 16 concurrent writers win and keeps the winner's bytes", async () => {
-    const store = storeFor("gs://lake/t-race/", { gcs });
-    const key = "_delta_log/00000000000000000003.json";
-    const results = await Promise.all(
-      Array.from({ length: 16 }, (_, i) => store.writeIfAbsent(key, `writer ${i} `.repeat(5000))),
-    );
-    const winners = results.flatMap((r, i) => (r.written ? [i] : []));
-    expect(winners).toHaveLength(1);
-    expect(results.filter((r) => !r.written && r.reason === "exists")).toHaveLength(15);
-    expect((await readAll(await store.read(key))).toString()).toBe(`writer ${winners[0]} `.repeat(5000));
+    await expectOneWinner(storeFor("gs://lake/t-race/", { gcs }), "_delta_log/00000000000000000003.json");
   });
 
   it("is not protected by S3's If-None-Match there: the GCS header is what makes it conditional", async () => {

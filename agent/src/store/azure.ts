@@ -40,11 +40,11 @@ import { type BodyAnswer, resumingBody } from "./resume.ts";
 import {
   attemptsOf,
   DEFAULT_RETRY,
+  finalError,
   isTransientStatus,
   type RetryPolicy,
   retrying,
   statusOf,
-  unavailable,
 } from "./retry.ts";
 import {
   type ByteRange,
@@ -275,10 +275,7 @@ export class AzureStore implements ObjectStore {
     return this.container.getBlockBlobClient(this.prefix + checkKey(key));
   }
 
-  /**
-   * One request under the retry policy. A final transient failure becomes `unavailable`, naming
-   * the operation and the object; the service's other answers (403, 404, 409, 412) pass through.
-   */
+  /** One request under the retry policy; its final error as `finalError` makes it. */
   private async request<T>(
     operation: string,
     uri: string,
@@ -287,8 +284,7 @@ export class AzureStore implements ObjectStore {
     try {
       return await retrying(this.retry, transient, attempt);
     } catch (err) {
-      if (transient(err) || (err as Error).name === "TimeoutError") throw unavailable(operation, uri, err);
-      throw err;
+      throw finalError(operation, uri, err);
     }
   }
 }

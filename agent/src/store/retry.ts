@@ -151,3 +151,14 @@ export function unavailable(
     ...(status !== undefined ? { status } : {}),
   });
 }
+
+/**
+ * A request's final error: a failure without an answer (network, stall), a 5xx or a 429, retried
+ * until the budget ran out where it was transient, becomes `unavailable`; the store's other answers
+ * (400, 403, 404, 409, 412) pass through as they are, for the caller to read.
+ */
+export function finalError(operation: string, uri: string, err: unknown): Error {
+  const status = statusOf(err);
+  if (status === undefined || status >= 500 || status === 429) return unavailable(operation, uri, err);
+  return err as Error;
+}

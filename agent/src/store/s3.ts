@@ -46,10 +46,10 @@ import { type BodyAnswer, resumingBody } from "./resume.ts";
 import {
   attemptsOf,
   DEFAULT_RETRY,
+  finalError,
   type RetryPolicy,
   sdkRetryStrategy,
   statusOf,
-  unavailable,
 } from "./retry.ts";
 import {
   type ByteRange,
@@ -150,7 +150,7 @@ export class S3Store implements ObjectStore {
       try {
         page = await iterator.next();
       } catch (err) {
-        throw this.failure("LIST", `${this.uri}${prefix}*`, err);
+        throw finalError("LIST", `${this.uri}${prefix}*`, err);
       }
       if (page.done) return;
       for (const o of page.value.Contents ?? []) {
@@ -178,7 +178,7 @@ export class S3Store implements ObjectStore {
       };
     } catch (err) {
       if (statusOf(err) === 404) return undefined;
-      throw this.failure("HEAD", this.uriOf(key), err);
+      throw finalError("HEAD", this.uriOf(key), err);
     }
   }
 
@@ -210,7 +210,7 @@ export class S3Store implements ObjectStore {
       });
     } catch (err) {
       if (statusOf(err) === 404) throw new StoreError("not_found", `no object at ${uri}`, { status: 404 });
-      throw this.failure("GET", uri, err);
+      throw finalError("GET", uri, err);
     }
   }
 
@@ -226,7 +226,7 @@ export class S3Store implements ObjectStore {
         try {
           await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key, Body: body }));
         } catch (err) {
-          throw this.failure("PUT", this.uriOf(key), err);
+          throw finalError("PUT", this.uriOf(key), err);
         }
         return;
       }
@@ -241,7 +241,7 @@ export class S3Store implements ObjectStore {
     try {
       await upload.done();
     } catch (err) {
-      throw this.failure("PUT", this.uriOf(key), err);
+      throw finalError("PUT", this.uriOf(key), err);
     }
   }
 
@@ -262,7 +262,7 @@ export class S3Store implements ObjectStore {
       if (statusOf(err) === 412) outcome = { written: false, reason: "exists" };
       else if (statusOf(err) === 409 && (err as Error).name === "ConditionalRequestConflict")
         outcome = { written: false, reason: "conflict" };
-      else throw this.failure("PUT", this.uriOf(key), err);
+      else throw finalError("PUT", this.uriOf(key), err);
       // A first attempt may have landed with its answer lost: then the object there is ours.
       if (attemptsOf(err) > 1 && (await holdsExactly(this, key, body))) return { written: true };
       return outcome;
@@ -294,7 +294,7 @@ export class S3Store implements ObjectStore {
         result.deleted.push(...batch.filter((key) => !failed.has(key)));
       } catch (err) {
         // A failed request deleted nothing we can vouch for: report each key, go on with the rest.
-        reportFailure(result, batch, this.failure("DELETE", `${batch.length} keys under ${this.uri}`, err));
+        reportFailure(result, batch, finalError("DELETE", `${batch.length} keys under ${this.uri}`, err));
       }
     }
     return result;
@@ -306,23 +306,13 @@ export class S3Store implements ObjectStore {
       await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
     } catch (err) {
       if (statusOf(err) !== 404 || (err as Error).name !== "NoSuchKey")
-        return this.failure("DELETE", this.uriOf(key), err);
+        return finalError("DELETE", this.uriOf(key), err);
     }
     return null;
   }
 
   private keyOf(key: string): string {
     return this.prefix + checkKey(key);
-  }
-
-  /**
-   * A request's final error: transient ones (no answer, 5xx, throttling), retried until the budget
-   * ran out, become `unavailable`; the store's other answers (403, 400) pass through as they are.
-   */
-  private failure(operation: string, uri: string, err: unknown): Error {
-    const status = statusOf(err);
-    if (status === undefined || status >= 500 || status === 429) return unavailable(operation, uri, err);
-    return err as Error;
   }
 }
 

@@ -28,6 +28,20 @@ function byteOrder(keys: string[]): string[] {
   return [...keys].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
 }
 
+/**
+ * Races 16 writes-if-absent of different bytes on `key`: exactly one wins, the 15 others answer
+ * `exists` (or `conflict`), and the object holds the winner's bytes.
+ */
+export async function expectOneWinner(store: ObjectStore, key: string): Promise<void> {
+  const results = await Promise.all(
+    Array.from({ length: 16 }, (_, i) => store.writeIfAbsent(key, `writer ${i} `.repeat(2000))),
+  );
+  const winners = results.flatMap((r, i) => (r.written ? [i] : []));
+  expect(winners).toHaveLength(1);
+  expect(results.filter((r) => !r.written).length).toBe(15);
+  expect(await text(store, key)).toBe(`writer ${winners[0]} `.repeat(2000));
+}
+
 /** The behaviour every `ObjectStore` must have, run against one backend. */
 export function objectStoreContract(name: string, target: ContractTarget): void {
   describe(`ObjectStore contract: ${name}`, () => {
@@ -133,13 +147,7 @@ export function objectStoreContract(name: string, target: ContractTarget): void 
       async () => {
         const store = await target.store();
         const key = "_delta_log/00000000000000000007.json";
-        const results = await Promise.all(
-          Array.from({ length: 16 }, (_, i) => store.writeIfAbsent(key, `writer ${i} `.repeat(2000))),
-        );
-        const winners = results.flatMap((r, i) => (r.written ? [i] : []));
-        expect(winners).toHaveLength(1);
-        expect(results.filter((r) => !r.written).length).toBe(15);
-        expect(await text(store, key)).toBe(`writer ${winners[0]} `.repeat(2000));
+        await expectOneWinner(store, key);
         expect(await keys(store, "_delta_log/")).toEqual([key]);
       },
     );
