@@ -12,7 +12,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { endpointKey } from "@lakesmith/shared/locations";
 import { z } from "zod";
-import { AllowList, LocationError } from "./allow.ts";
+import { AllowList, LocationError, parseLocation } from "./allow.ts";
 
 type Kind = "string" | "int" | "bool" | "list";
 
@@ -197,9 +197,38 @@ export const ConfigSchema = z
         path: [azure[1] as string],
         message: `is one Azure credential too many: give one of ${azure.join(", ")}`,
       });
+    // A store the agent announces but could not open would take jobs only to fail them.
+    const schemes = allowedSchemes(config.allow);
+    if (schemes.has("gs") && config.gcs_hmac_access_id === undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["allow"],
+        message:
+          "names gs:// locations, which need an HMAC key: set LAKESMITH_AGENT_GCS_HMAC_ACCESS_ID and LAKESMITH_AGENT_GCS_HMAC_SECRET",
+      });
+    if (schemes.has("azure") && azure.length === 0)
+      ctx.addIssue({
+        code: "custom",
+        path: ["allow"],
+        message:
+          "names azure:// locations, which need a credential: set LAKESMITH_AGENT_AZURE_CONNECTION_STRING, LAKESMITH_AGENT_AZURE_ACCOUNT_KEY or LAKESMITH_AGENT_AZURE_SAS_TOKEN",
+      });
   });
 
 export type AgentConfig = z.infer<typeof ConfigSchema>;
+
+/** The schemes of the allowed prefixes that parse (the others are reported on their own). */
+function allowedSchemes(allow: readonly string[]): Set<string> {
+  const schemes = new Set<string>();
+  for (const prefix of allow) {
+    try {
+      schemes.add(parseLocation(prefix).scheme);
+    } catch (err) {
+      if (!(err instanceof LocationError)) throw err;
+    }
+  }
+  return schemes;
+}
 /** What callers (tests, embedders) pass: defaults may be left out. */
 export type AgentConfigInput = z.input<typeof ConfigSchema>;
 

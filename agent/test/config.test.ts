@@ -182,6 +182,17 @@ describe("agent configuration", () => {
     expect(redactedConfig(config)).toMatchObject({ token: "<redacted>", azure_account_key: "<redacted>" });
   });
 
+  it("refuses to announce gs:// or azure:// locations it has no credential for", () => {
+    expect(errorOf(() => run([...base, "--allow", "gs://lake/x"]))).toContain(
+      "--allow: names gs:// locations, which need an HMAC key: set LAKESMITH_AGENT_GCS_HMAC_ACCESS_ID",
+    );
+    expect(errorOf(() => run([...base, "--allow", "abfss://raw@acct1.dfs.core.windows.net/x"]))).toContain(
+      "--allow: names azure:// locations, which need a credential: set LAKESMITH_AGENT_AZURE_CONNECTION_STRING",
+    );
+    const sas = { LAKESMITH_AGENT_AZURE_SAS_TOKEN: "sv=2024&sig=x" };
+    expect(run([...base, "--allow", "azure://acct1/raw"], sas).allow).toEqual(["azure://acct1/raw"]);
+  });
+
   it("refuses half an HMAC key, and more than one Azure credential", () => {
     expect(errorOf(() => run(base, { LAKESMITH_AGENT_GCS_HMAC_ACCESS_ID: "GOOG1" }))).toContain(
       "LAKESMITH_AGENT_GCS_HMAC_SECRET): is required with the other half of the HMAC key",

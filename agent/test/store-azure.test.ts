@@ -64,6 +64,19 @@ describe("AzureStore on Azurite", () => {
     expect((await store.head("big.parquet"))?.size).toBe(data.byteLength);
   });
 
+  it("commits nothing when the source of a block upload fails after some blocks", async () => {
+    const store = new AzureStore(AZURITE_ACCOUNT, "lake", `blocks-${run++}/`, {
+      ...azurite.options,
+      partSize: 64 * 1024,
+    });
+    async function* failing(): AsyncIterable<Uint8Array> {
+      yield randomBytes(3 * 64 * 1024);
+      throw new Error("source broke");
+    }
+    await expect(store.write("half.parquet", failing())).rejects.toThrow("source broke");
+    expect(await store.head("half.parquet")).toBeUndefined();
+  });
+
   it("names objects in the spelling it was opened with, and both spellings reach the same blobs", async () => {
     const root = `spelled-${run++}`;
     const abfss = storeFor(`abfss://lake@${AZURITE_ACCOUNT}.dfs.core.windows.net/${root}`, {

@@ -7,7 +7,8 @@ import type { DeleteResult } from "./types.ts";
 
 /**
  * Calls `fn` for each item, at most `limit` calls in flight, started in the items' order. The
- * first error stops new calls and is thrown once the ones in flight have settled.
+ * first error, of a call or of the items' iterator (a write's source), stops new calls and is
+ * thrown once the ones in flight have settled.
  *
  * @example await forEachLimit(parts, 4, (part, i) => stageBlock(i, part));
  */
@@ -19,21 +20,24 @@ export async function forEachLimit<T>(
   const running = new Set<Promise<void>>();
   let failure: { err: unknown } | undefined;
   let index = 0;
-  for await (const item of items) {
-    if (failure) break;
-    const call = fn(item, index++).then(
-      () => {
-        running.delete(call);
-      },
-      (err: unknown) => {
-        running.delete(call);
-        failure ??= { err };
-      },
-    );
-    running.add(call);
-    if (running.size >= limit) await Promise.race(running);
+  try {
+    for await (const item of items) {
+      if (failure) break;
+      const call = fn(item, index++).then(
+        () => {
+          running.delete(call);
+        },
+        (err: unknown) => {
+          running.delete(call);
+          failure ??= { err };
+        },
+      );
+      running.add(call);
+      if (running.size >= limit) await Promise.race(running);
+    }
+  } finally {
+    await Promise.all(running);
   }
-  await Promise.all(running);
   if (failure) throw failure.err;
 }
 
