@@ -233,6 +233,33 @@ describe("walking a Hive Metastore's tables", () => {
     expect(batches.map(([, names]) => (names as string[]).length)).toEqual([HIVE_BATCH, HIVE_BATCH, 5]);
   });
 
+  it("reports a view without format or size, and leaves out a database dropped during its walk", async () => {
+    metastore.registerView({ db: "sales", name: "recent", sql: "select * from sales.orders" });
+    for (let i = 0; i < HIVE_BATCH + 1; i++)
+      metastore.registerParquetTable({
+        db: "gone",
+        name: `t${i}`,
+        location: `s3://bucket/g${i}`,
+        totalSize: 1,
+      });
+    metastore.before("get_table_objects_by_name", ([db]) => {
+      if (
+        db === "gone" &&
+        metastore.callsOf("get_table_objects_by_name").filter(([d]) => d === "gone").length === 2
+      )
+        metastore.dropDatabase("gone");
+    });
+    const { tables } = await walk();
+    expect(tables.get("hive.sales.recent")).toMatchObject({
+      format: null,
+      table_type: "VIRTUAL_VIEW",
+      location: null,
+      size_bytes: null,
+      detail: { size_note: "a view has no data of its own to measure" },
+    });
+    expect([...tables.keys()].filter((n) => n.startsWith("hive.gone.")).length).toBe(HIVE_BATCH);
+  });
+
   it("fails the walk with the metastore's refusal of a wrong password", async () => {
     const catalog = new HiveCatalog(connection({ password: "wrong" }), async () => ({
       size_bytes: null,

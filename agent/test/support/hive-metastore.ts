@@ -73,7 +73,7 @@ export interface TableSpec {
   partitionKeys?: Column[];
   /** `totalSize` of the table, as a table parameter. */
   totalSize?: number;
-  tableType?: "EXTERNAL_TABLE" | "MANAGED_TABLE";
+  tableType?: "EXTERNAL_TABLE" | "MANAGED_TABLE" | "VIRTUAL_VIEW";
   parameters?: Record<string, string>;
   /** `transient_lastDdlTime`, seconds. Default: now. */
   ddlTime?: number;
@@ -209,6 +209,17 @@ export class HiveMetastoreServer {
     );
   }
 
+  /** A view: no location, no data; its query in `viewOriginalText`. */
+  registerView(spec: { db: string; name: string; sql: string }): HiveIdl.Table {
+    const view = this.register(
+      { db: spec.db, name: spec.name, location: "", tableType: "VIRTUAL_VIEW" },
+      { inputFormat: "org.apache.hadoop.mapred.SequenceFileInputFormat", outputFormat: "", serde: "" },
+    );
+    view.viewOriginalText = spec.sql;
+    view.viewExpandedText = spec.sql;
+    return view;
+  }
+
   addPartition(db: string, table: string, spec: PartitionSpec): HiveIdl.Partition {
     const entry = this.entry(db, table);
     if (!entry) throw new Error(`no table ${db}.${table}`);
@@ -233,6 +244,12 @@ export class HiveMetastoreServer {
 
   dropTable(db: string, name: string): void {
     this.tables.delete(`${db}.${name}`);
+  }
+
+  /** Drops the database and its tables (a metastore's `DROP DATABASE ... CASCADE`). */
+  dropDatabase(name: string): void {
+    this.databases.delete(name);
+    for (const [key, entry] of this.tables) if (entry.table.dbName === name) this.tables.delete(key);
   }
 
   table(db: string, name: string): HiveIdl.Table | undefined {

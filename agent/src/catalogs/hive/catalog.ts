@@ -14,13 +14,15 @@
  *   in `detail.size_note`. An Iceberg table's size is its snapshot's, as for Polaris.
  * - `updated_at` is `transient_lastDdlTime` (seconds) in ms. Incremental mode reads every table
  *   (the plane accepts incremental syncs of workspace connections only).
- * - A table dropped between listing and reading is left out, as the metastore leaves it out.
+ * - A table dropped between listing and reading is left out, as the metastore leaves it out; so
+ *   are the rest of a database dropped during its walk.
  */
 import type { HiveMetastoreCredentialsSchema, SyncedTable } from "@lakesmith/shared/catalogs";
 import type { z } from "zod";
 import { forEachBounded } from "../bounded.ts";
 import type { CatalogClient, SizeOf, WalkedTable, WalkOptions } from "../types.ts";
 import { type HiveConnectOptions, HiveMetastoreClient, type HiveTable } from "./client.ts";
+import { HiveMetastoreError } from "./errors.ts";
 
 type HiveMetastoreCredentials = z.infer<typeof HiveMetastoreCredentialsSchema>;
 
@@ -65,7 +67,10 @@ export class HiveCatalog implements CatalogClient {
         const names = await client.getAllTables(db);
         for (let at = 0; at < names.length; at += HIVE_BATCH) {
           options.signal?.throwIfAborted();
-          const tables = await client.getTableObjectsByName(db, names.slice(at, at + HIVE_BATCH));
+          const tables = await unlessDatabaseGone(
+            client.getTableObjectsByName(db, names.slice(at, at + HIVE_BATCH)),
+          );
+          if (tables === null) break;
           await forEachBounded(tables, SIZE_CONCURRENCY, async (table) => {
             options.signal?.throwIfAborted();
             await onTable({ changed: true, table: await this.facts(client, table) });
@@ -206,4 +211,14 @@ async function partitionsTotal(
     }
   }
   return { size, partitions };
+}
+
+/** What `read` answers, or null when the metastore no longer knows the database. */
+async function unlessDatabaseGone<T>(read: Promise<T>): Promise<T | null> {
+  try {
+    return await read;
+  } catch (err) {
+    if (err instanceof HiveMetastoreError && err.type === "UnknownDBException") return null;
+    throw err;
+  }
 }
