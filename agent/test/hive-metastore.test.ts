@@ -282,6 +282,27 @@ describe("locks", () => {
     expect(metastore?.callsOf("unlock")).toHaveLength(1);
   });
 
+  it("keeps a held lock past the metastore's lock timeout by heartbeating; an unheard one lapses", async () => {
+    metastore = await HiveMetastoreServer.start({ lockTimeoutMs: 150 });
+    salesTable(metastore);
+    const [a, b] = [await open(metastore), await open(metastore)];
+    await a.withTableLock(
+      { db: "sales", table: "orders", exclusive: true, waitMs: 1000, heartbeatMs: 40 },
+      async ({ lockId, signal }) => {
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        const other = await b.lock({ db: "sales", table: "orders" }, "EXCLUSIVE");
+        expect(other.state).toBe("WAITING");
+        expect(signal.aborted).toBe(false);
+        expect(metastore?.locks.has(lockId)).toBe(true);
+        await b.unlock(other.lockId);
+      },
+    );
+    const idle = await a.lock({ db: "sales", table: "raw" }, "EXCLUSIVE");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await b.lock({ db: "sales", table: "raw" }, "EXCLUSIVE")).state).toBe("ACQUIRED");
+    expect((await rejection(a.heartbeat(idle.lockId))).type).toBe("NoSuchLockException");
+  });
+
   it("heartbeats while held, and aborts the signal when the metastore no longer knows the lock", async () => {
     const [a] = await lockedTable();
     const signalled = await a.withTableLock(

@@ -10,7 +10,8 @@
  * - Locks as the lock manager grants them without transactions: a lock waits while an earlier lock
  *   (held or waiting) on an overlapping object conflicts (EXCLUSIVE with any; SHARED_WRITE with
  *   SHARED_WRITE and EXCLUSIVE; SHARED_READ with EXCLUSIVE); `check_lock` re-checks and grants;
- *   `unlock` releases; an unknown lock id is `NoSuchLockException`.
+ *   `unlock` releases; an unknown lock id is `NoSuchLockException`. With `lockTimeoutMs`, a lock
+ *   not heard of for that long is dropped, as the metastore's `hive.txn.timeout` does.
  * - A wrong SASL user or password is refused in the negotiation (BAD, "Error validating the
  *   login") and the connection closed, before any call.
  * - `calls` logs every call (method and arguments); `before(method, fn)` runs `fn` before that
@@ -58,6 +59,8 @@ export interface HiveMetastoreServerOptions {
   transport?: "buffered" | "framed";
   /** Require a SASL PLAIN login with these credentials. */
   sasl?: { username: string; password: string };
+  /** Drop a lock not heard of (lock, check_lock, heartbeat) for this long, as `hive.txn.timeout`. */
+  lockTimeoutMs?: number;
 }
 
 export interface Column {
@@ -116,7 +119,10 @@ export class HiveMetastoreServer {
   private nextLockId = 1;
   uri = "";
 
-  private constructor(private readonly server: Server) {}
+  private constructor(
+    private readonly server: Server,
+    private readonly lockTimeoutMs: number | undefined,
+  ) {}
 
   static async start(options: HiveMetastoreServerOptions = {}): Promise<HiveMetastoreServer> {
     const Transport = options.transport === "framed" ? thrift.TFramedTransport : thrift.TBufferedTransport;
@@ -130,7 +136,7 @@ export class HiveMetastoreServer {
         protocol: thrift.TBinaryProtocol,
       } as never,
     ) as unknown as Server;
-    self = new HiveMetastoreServer(server);
+    self = new HiveMetastoreServer(server, options.lockTimeoutMs);
     const metastore = self;
     server.on("error", (err) => metastore.errors.push(err));
     const sasl = options.sasl;
@@ -286,6 +292,7 @@ export class HiveMetastoreServer {
   }
 
   lock(request: HiveIdl.LockRequest): HiveIdl.LockResponse {
+    this.expireLocks();
     const id = this.nextLockId++;
     const component = request.component[0];
     if (!component || request.component.length !== 1)
@@ -303,6 +310,7 @@ export class HiveMetastoreServer {
   }
 
   checkLock(id: number): HiveIdl.LockResponse {
+    this.expireLocks();
     const lock = this.locks.get(id);
     if (!lock) throw new ttypes.NoSuchLockException({ message: `No such lock lockid:${id}` });
     lock.lastHeartbeat = Date.now();
@@ -318,9 +326,17 @@ export class HiveMetastoreServer {
   }
 
   heartbeat(id: number): void {
+    this.expireLocks();
     const lock = this.locks.get(id);
     if (!lock) throw new ttypes.NoSuchLockException({ message: `No such lock lockid:${id}` });
     lock.lastHeartbeat = Date.now();
+  }
+
+  /** Drops the locks not heard of within `lockTimeoutMs`. */
+  private expireLocks(): void {
+    if (this.lockTimeoutMs === undefined) return;
+    const before = Date.now() - this.lockTimeoutMs;
+    for (const [id, lock] of this.locks) if (lock.lastHeartbeat < before) this.locks.delete(id);
   }
 
   private register(spec: TableSpec, format: typeof PARQUET_FORMAT): HiveIdl.Table {
