@@ -24,7 +24,7 @@
  * browse p99 < 25 ms. A missed target sets exit code 1; every figure is printed either way.
  */
 import { fork } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -35,6 +35,7 @@ import { startUnityCatalog, type UnityCatalogServer } from "../../agent/test/sup
 import { startNodeServer } from "../../control-plane/src/adapter/node-server.ts";
 import { type ChildAgent, spawnAgent } from "../support/agents.ts";
 import { benchFolder, exitOnInterrupt, onShutdown, stopProcess } from "./lifecycle.ts";
+import { anonRss, peakRss, resetPeakRss } from "./memory.ts";
 import { cpuMs, openLoop } from "./open-loop.ts";
 
 const ADMIN_KEY = `lsk_${"d".repeat(40)}`;
@@ -400,33 +401,4 @@ function counts(result: Record<string, unknown>): string {
     .filter((k) => result[k] !== undefined)
     .map((k) => `${k} ${result[k]}`)
     .join(", ");
-}
-
-/** Resets a process's peak resident memory (Linux: VmHWM), so the next peak is the next step's. */
-function resetPeakRss(pid: number | undefined): void {
-  try {
-    if (pid) writeFileSync(`/proc/${pid}/clear_refs`, "5");
-  } catch {
-    // Not Linux: the peak is the process's whole life.
-  }
-}
-
-/** Resident anonymous memory of a process now (Linux `RssAnon`: heap, not mapped files), in MB. */
-function anonRss(pid: number | undefined): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    return Number(/RssAnon:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
-  } catch {
-    return 0;
-  }
-}
-
-/** Peak resident memory of a process (Linux `VmHWM`), in MB. */
-function peakRss(pid: number | undefined): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) / 1024;
-  } catch {
-    return Number.NaN;
-  }
 }
