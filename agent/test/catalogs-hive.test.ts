@@ -131,6 +131,7 @@ describe("walking a Hive Metastore's tables", () => {
       name: "events",
       location: "s3://bucket/events",
       totalSize: 5000,
+      parameters: { "spark.sql.sources.schema": '{"type":"struct","fields":[]}', comment: "kept" },
     });
     metastore.registerTextTable({ db: "sales", name: "raw", location: await rawFiles() });
     metastore.registerTransactionalTable({
@@ -181,6 +182,9 @@ describe("walking a Hive Metastore's tables", () => {
       has_partitions: false,
       detail: { size_source: "table_statistics" },
     });
+    const events = tables.get("hive.sales.events")?.detail.parameters as Record<string, string>;
+    expect(events.comment).toBe("kept");
+    expect(Object.keys(events).some((k) => k.startsWith("spark.sql.sources.schema"))).toBe(false);
     expect(tables.get("hive.sales.raw")).toMatchObject({
       format: "text",
       size_bytes: 500,

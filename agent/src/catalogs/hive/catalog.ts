@@ -12,6 +12,8 @@
  *   (read 100 at a time); else the files under the location, listed where the allow
  *   list covers it (`sizeOf(location, "files")`), 4 tables at a time; else null, with the reason
  *   in `detail.size_note`. An Iceberg table's size is its snapshot's, as for Polaris.
+ * - `detail` keeps the table's parameters but Spark's copy of the schema
+ *   (`spark.sql.sources.schema*`, tens of kB of JSON for a wide table, the same as `columns`).
  * - `updated_at` is `transient_lastDdlTime` (seconds) in ms. Incremental mode reads every table
  *   (the plane accepts incremental syncs of workspace connections only).
  * - A table dropped between listing and reading is left out, as the metastore leaves it out; so
@@ -107,7 +109,7 @@ export class HiveCatalog implements CatalogClient {
         output_format: table.sd?.outputFormat ?? null,
         serde: table.sd?.serdeInfo?.serializationLib ?? null,
         transactional: params.transactional?.toLowerCase() === "true",
-        parameters: params,
+        parameters: keptParameters(params),
         ...size.detail,
         // The metastore's pointer is the table's state, whatever the size read found.
         ...(params.metadata_location ? { metadata_location: params.metadata_location } : {}),
@@ -221,4 +223,11 @@ async function unlessDatabaseGone<T>(read: Promise<T>): Promise<T | null> {
     if (err instanceof HiveMetastoreError && err.type === "UnknownDBException") return null;
     throw err;
   }
+}
+
+/** The table's parameters without Spark's copy of its schema (see the header). */
+function keptParameters(params: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(params).filter(([key]) => !key.startsWith("spark.sql.sources.schema")),
+  );
 }
