@@ -2,8 +2,8 @@
  * Discovery end to end, through the public API and a `lakesmith-agent` child process reading a
  * generated lake's S3 Inventory report (`agent/test/support/inventory.ts`): on `file://`, each
  * filter of the spec and a prefix missing after a later report; a pause that stops a running
- * discovery and a resume that continues after the bins done (not from scratch); and one run on the
- * loopback S3 server.
+ * discovery, a bin skipped while paused left out, a resume that continues after the bins done (not
+ * from scratch) and a restart that reads every bin again; and one run on the loopback S3 server.
  */
 import { mkdtempSync } from "node:fs";
 import { rm } from "node:fs/promises";
@@ -165,7 +165,7 @@ describe("discovery end to end", () => {
     ]);
   }, 120_000);
 
-  it("pauses a running discovery, which stops, and resumes it after the bins done rather than from scratch", async () => {
+  it("pauses a running discovery, which stops; a skipped bin is left out and the resume continues after the bins done; restart reads all again", async () => {
     const inventory = new FileStore(join(root, "many"));
     const bins = 150;
     const objects = Array.from({ length: bins * 4 }, (_, i) => obj(`big/p/f${i}.json`, 1000));
@@ -202,15 +202,40 @@ describe("discovery end to end", () => {
       atPause.bins_done,
     );
 
+    // A bin not read yet is skipped while paused: the resumed run leaves its objects out.
+    const plan = (await plane.api("GET", `${BASE}/discovery/schedules/${running.id}/plan?limit=1000`)).body;
+    const pending = plan.bins.find((b: { status: string }) => b.status === "pending");
+    const skip = await plane.api("POST", `${BASE}/discovery/schedules/${running.id}/skip-bin/${pending.id}`);
+    expect(skip.status, JSON.stringify(skip.body)).toBe(200);
+
     const resumed = await plane.api("POST", `${BASE}/discovery/schedules/${running.id}/resume`);
     expect(resumed.status, JSON.stringify(resumed.body)).toBe(200);
     const job = await plane.waitForJob(resumed.body.job_id, ["succeeded", "failed"], 60_000);
     expect(job.result).toMatchObject({
       bins_already_done: atPause.bins_done,
-      bins_read: bins - atPause.bins_done,
+      bins_skipped: 1,
+      bins_read: bins - atPause.bins_done - 1,
     });
     const done = await settled(created.id);
-    expect(done).toMatchObject({ status: "completed", bins_done: bins, files_seen: bins * 4 });
+    expect(done).toMatchObject({
+      status: "completed",
+      bins_done: bins - 1,
+      bins_skipped: 1,
+      files_seen: (bins - 1) * 4,
+    });
+    expect((await discovered(created.id))["p/"]).toMatchObject({ files: (bins - 1) * 4 });
+
+    // Restart clears the state: every bin is read again, the skipped one included.
+    const restarted = await plane.api("POST", `${BASE}/discovery/schedules/${running.id}/restart`);
+    expect(restarted.status, JSON.stringify(restarted.body)).toBe(200);
+    expect(restarted.body).toMatchObject({ status: "queued", bins_done: 0, bins_skipped: 0, files_seen: 0 });
+    const again = await plane.waitForJob(restarted.body.job_id, ["succeeded", "failed"], 60_000);
+    expect(again.result).toMatchObject({ bins_already_done: 0, bins_skipped: 0, bins_read: bins });
+    expect(await settled(created.id)).toMatchObject({
+      status: "completed",
+      bins_done: bins,
+      files_seen: bins * 4,
+    });
     expect((await discovered(created.id))["p/"]).toMatchObject({ files: bins * 4, bytes: bins * 4000 });
   }, 120_000);
 
