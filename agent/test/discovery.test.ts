@@ -214,6 +214,14 @@ describe("discovery job", () => {
       skipped.plane.sent.filter((s) => s.type === "done").map((s) => s.type === "done" && s.bin),
     ).toEqual([b2, b4]);
 
+    const retried = run(payload, (part) => ({
+      go_on: true,
+      skip_bins: [],
+      ...(part.type === "start" && part.bin === b2 ? { read_already: true } : {}),
+    }));
+    expect(await retried.result).toMatchObject({ bins_read: 2, bins_already_done: 2, files: 4 });
+    expect(retried.plane.sent.some((s) => s.type === "rows" && s.bin === b2)).toBe(false);
+
     const stopped = run(payload, (part) => ({
       go_on: !(part.type === "done" && part.bin === b2),
       skip_bins: [],

@@ -113,6 +113,8 @@ export const DiscoveryAckSchema = z.object({
   go_on: z.boolean(),
   /** Bins to leave out, including the one just started. */
   skip_bins: z.array(z.string()).default([]),
+  /** To a `start`: the bin was read by an earlier lease of this job (a retry); it is passed over. */
+  read_already: z.boolean().optional(),
 });
 export type DiscoveryAck = z.infer<typeof DiscoveryAckSchema>;
 

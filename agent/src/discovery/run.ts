@@ -4,8 +4,8 @@
  *
  * 1. Plan: the report (`report.ts`) and its bins, sent as the first part(s).
  * 2. Per bin, in the manifest's order: bins the payload marks done (an earlier lease) or skipped
- *    are passed over; a `start` part asks the plane, whose ack may say stop (paused, completed) or
- *    skip the bin. The bin's data file is read in place (`file://`) or downloaded to the scratch
+ *    are passed over; a `start` part asks the plane, whose ack may say stop (paused, completed),
+ *    skip the bin, or that it was read already (by this job's lost lease, before a retry). The bin's data file is read in place (`file://`) or downloaded to the scratch
  *    folder, aggregated by DuckDB (`aggregate.ts`), sent as `rows` parts, then a `done` part with
  *    its totals; its local copy is removed before the next bin. An ack that names the current bin
  *    as skipped abandons it (no `done`: its rows are dropped by the plane).
@@ -94,7 +94,14 @@ export async function runDiscovery(
         result.bins_already_done++;
         continue;
       }
-      if (!skip.has(bin.id)) heed(await send({ type: "start", bin: bin.id }));
+      if (!skip.has(bin.id)) {
+        const answer = await send({ type: "start", bin: bin.id });
+        heed(answer);
+        if (answer.read_already && !result.stopped) {
+          result.bins_already_done++;
+          continue;
+        }
+      }
       if (result.stopped) break;
       if (skip.has(bin.id)) {
         result.bins_skipped++;

@@ -155,11 +155,14 @@ export const recordDiscoveryPart: PartHook = async ({ db, clock }, job, part, fr
         .where(and(bin(p.bin), eq(discoveryBins.status, "reading"), guard)),
     );
   }
-  return { statements, reply: () => ackFor(db, attemptId, job.id) };
+  return { statements, reply: () => ackFor(db, attemptId, job.id, p.type === "start" ? p.bin : undefined) };
 };
 
-/** The answer to a part: go on while the attempt runs this job; the bins skipped. */
-async function ackFor(db: Db, attemptId: string, jobId: string): Promise<DiscoveryAck> {
+/**
+ * The answer to a part: go on while the attempt runs this job; the bins skipped; for a `start`, whether
+ * the bin was read already (a retried job's payload predates the bins its last lease finished).
+ */
+async function ackFor(db: Db, attemptId: string, jobId: string, started?: string): Promise<DiscoveryAck> {
   const [attempt] = await db
     .select({ status: discoverySchedules.status, jobId: discoverySchedules.jobId })
     .from(discoverySchedules)
@@ -169,9 +172,16 @@ async function ackFor(db: Db, attemptId: string, jobId: string): Promise<Discove
     .from(discoveryBins)
     .where(and(eq(discoveryBins.attemptId, attemptId), eq(discoveryBins.status, "skipped")))
     .orderBy(asc(discoveryBins.position));
+  const [bin] = started
+    ? await db
+        .select({ status: discoveryBins.status })
+        .from(discoveryBins)
+        .where(and(eq(discoveryBins.attemptId, attemptId), eq(discoveryBins.binId, started)))
+    : [];
   return {
     go_on: attempt?.status === "running" && attempt.jobId === jobId,
     skip_bins: skipped.map((s) => s.binId),
+    ...(bin?.status === "done" ? { read_already: true } : {}),
   };
 }
 
