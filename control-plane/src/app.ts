@@ -23,6 +23,7 @@ import { healthRoutes } from "./health/routes.ts";
 import { handleError, problemResponse } from "./http/problem.ts";
 import { newRouter } from "./http/router.ts";
 import { jobRoutes } from "./jobs/routes.ts";
+import { notificationRoutes } from "./notifications/routes.ts";
 import { discoveryRoutes } from "./object-maintenance/discovery/routes.ts";
 import { objectMaintenanceRoutes } from "./object-maintenance/routes.ts";
 import { onboardingRoutes } from "./onboarding/routes.ts";
@@ -94,6 +95,7 @@ export function buildApp(services: Services, options: AppOptions = {}) {
   app.route("/", catalogRoutes);
   app.route("/", objectMaintenanceRoutes);
   app.route("/", discoveryRoutes);
+  app.route("/", notificationRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

@@ -42,6 +42,18 @@ export const NodeEnvSchema = z.object({
   LAKESMITH_TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   /** Start the local agent: on by default with an embedded database (`file:`), off otherwise. */
   LAKESMITH_LOCAL_AGENT: z.enum(["0", "1", ""]).optional(),
+  /** SMTP server for notifications: `smtp://user:pass@host:587` or `smtps://...:465`. */
+  LAKESMITH_SMTP_URL: optionalSecret.refine(
+    (v) => v === undefined || /^smtps?:\/\/[^/]+/.test(v),
+    "must be smtp://[user:password@]host[:port] or smtps://...",
+  ),
+  /** Or the server's parts: host, port (default 587; 465 means implicit TLS), user and password. */
+  LAKESMITH_SMTP_HOST: optionalSecret,
+  LAKESMITH_SMTP_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  LAKESMITH_SMTP_USER: optionalSecret,
+  LAKESMITH_SMTP_PASSWORD: optionalSecret,
+  /** The From address of notification emails. */
+  LAKESMITH_SMTP_FROM: z.string().default("Lakesmith <lakesmith@localhost>"),
 });
 export type NodeEnv = z.infer<typeof NodeEnvSchema>;
 

@@ -6,6 +6,7 @@ import { dirname, resolve } from "node:path";
 import { nodeDocsAssets } from "./adapter/node-docs-assets.ts";
 import { type LocalAgent, startLocalAgent } from "./adapter/node-local-agent.ts";
 import { startNodeServer } from "./adapter/node-server.ts";
+import { smtpMailer } from "./adapter/node-smtp.ts";
 import { describeGenerated } from "./bootstrap/bootstrap.ts";
 import { parseNodeEnv } from "./env.ts";
 
@@ -28,6 +29,14 @@ async function main(): Promise<void> {
       breakGlassPassword: env.LAKESMITH_BREAKGLASS_PASSWORD,
     },
     trustProxyHops: env.LAKESMITH_TRUST_PROXY_HOPS,
+    mailer: smtpMailer({
+      url: env.LAKESMITH_SMTP_URL,
+      host: env.LAKESMITH_SMTP_HOST,
+      port: env.LAKESMITH_SMTP_PORT,
+      user: env.LAKESMITH_SMTP_USER,
+      password: env.LAKESMITH_SMTP_PASSWORD,
+      from: env.LAKESMITH_SMTP_FROM,
+    }),
     log: (level, message, fields) => console[level === "warn" ? "warn" : "log"](message, fields ?? ""),
   });
   for (const line of describeGenerated(server.bootstrapped)) console.log(line);

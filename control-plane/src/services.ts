@@ -25,6 +25,8 @@ import { CancelService } from "./jobs/cancel.ts";
 import { type JobKind, JobKindRegistry } from "./jobs/kinds.ts";
 import { DEFAULT_LEASE_TIMINGS, JobService, type LeaseTimings } from "./jobs/service.ts";
 import { PLATFORM_JOB_KINDS } from "./kinds.ts";
+import type { Transports } from "./notifications/dispatcher.ts";
+import { NotificationService } from "./notifications/service.ts";
 import { DiscoverySchedule } from "./object-maintenance/discovery/scheduled.ts";
 import { DiscoveryService } from "./object-maintenance/discovery/service.ts";
 import { ObjectMaintenanceService } from "./object-maintenance/service.ts";
@@ -72,6 +74,8 @@ export interface AppDeps {
   saml?: SamlEngine;
   /** Accepts agent WebSockets on `GET /api/v1/agents/connect`; absent where agents can't connect. */
   agentGateway?: (services: Services) => AgentGateway;
+  /** How notifications leave: the runtime's mailer (none: email rows are skipped, saying why). */
+  notifications?: Transports;
 }
 
 /** Turns an authenticated agent's upgrade request into a WebSocket held by the hub. */
@@ -114,6 +118,8 @@ export interface Services {
   /** Discovery attempts of object-maintenance locations. */
   discovery: DiscoveryService;
   scheduler: Scheduler;
+  /** The notification outbox and the reports; its `tick` runs beside the scheduler's. */
+  notifications: NotificationService;
   hub: Hub;
   agentGateway: AgentGateway | undefined;
   docsAssets: DocsAssets | undefined;
@@ -186,6 +192,7 @@ export function createServices(deps: AppDeps): Services {
       linked: new LinkedJobRelease(deps.db, jobs, tables, catalogRefs, cancel),
       discovery: new DiscoverySchedule(deps.db, discovery),
     }),
+    notifications: new NotificationService(deps.db, clock, config, deps.notifications ?? {}),
     hub,
     agentGateway: undefined,
     docsAssets: deps.docsAssets,

@@ -12,8 +12,9 @@ import { type App, buildApp } from "./app.ts";
 import { bootstrap, describeGenerated } from "./bootstrap/bootstrap.ts";
 import type { DocsAssets } from "./docs/assets.ts";
 import { problemResponse } from "./http/problem.ts";
+import { httpEmailApi } from "./notifications/transport.ts";
 import type { Scheduler } from "./scheduler/scheduler.ts";
-import { createServices } from "./services.ts";
+import { createServices, type Services } from "./services.ts";
 
 export type { WorkerEnv };
 export { AgentHub };
@@ -21,6 +22,8 @@ export { AgentHub };
 let ready: Promise<App> | undefined;
 /** The scheduler of this isolate's services; the Cron Trigger (`scheduled`) ticks it. */
 let scheduler: Scheduler | undefined;
+/** The isolate's notifications; the Cron Trigger runs a round after the scheduler's tick. */
+let notifications: Services["notifications"] | undefined;
 
 /** The isolate's app, built on first use; a failed start is tried again by the next event. */
 function appFor(env: WorkerEnv): Promise<App> {
@@ -56,6 +59,17 @@ async function start(env: WorkerEnv): Promise<App> {
     ...(gateway ? { agentGateway: () => gateway } : {}),
     ...(env.LAKESMITH_JWT_SECRET ? { jwtSecret: env.LAKESMITH_JWT_SECRET } : {}),
     ...(assetsFrom(env) ? { docsAssets: assetsFrom(env) } : {}),
+    notifications: {
+      email:
+        env.LAKESMITH_EMAIL_API_URL && env.LAKESMITH_EMAIL_API_TOKEN
+          ? httpEmailApi({
+              url: env.LAKESMITH_EMAIL_API_URL,
+              token: env.LAKESMITH_EMAIL_API_TOKEN,
+              from: env.LAKESMITH_EMAIL_FROM ?? "Lakesmith <lakesmith@localhost>",
+            })
+          : undefined,
+      log: (message) => console.log(message),
+    },
   });
   const result = await bootstrap(services, {
     adminPassword: env.LAKESMITH_ADMIN_PASSWORD,
@@ -71,6 +85,7 @@ async function start(env: WorkerEnv): Promise<App> {
     );
   }
   scheduler = services.scheduler;
+  notifications = services.notifications;
   // Cloudflare's edge sets CF-Connecting-IP on every request; clients cannot override it.
   return buildApp(services, { clientAddress: (c) => c.req.header("cf-connecting-ip") });
 }
@@ -97,5 +112,7 @@ export default {
       console.log(`[lakesmith] scheduler: ${result.fired} job(s) queued from ${result.due} due schedule(s)`);
     if (result.catalogs.syncs > 0)
       console.log(`[lakesmith] scheduler: ${result.catalogs.syncs} catalog sync(s) queued`);
+    const sent = await (notifications as Services["notifications"]).tick();
+    if (sent.reports.length > 0) console.log(`[lakesmith] reports queued: ${sent.reports.join(", ")}`);
   },
 } satisfies ExportedHandler<WorkerEnv>;

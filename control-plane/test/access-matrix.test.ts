@@ -23,6 +23,8 @@ const ADMIN_ONLY = [
   /^\/api\/v1\/api-keys(\/|$)/,
   // The identity providers are platform configuration: Admins only, reads included.
   /^\/api\/v1\/sso\//,
+  // The outbox names who is notified, and reports are sent on an Admin's word: Admins only.
+  /^\/api\/v1\/(notifications|reports)(\/|$)/,
   /^\/openapi\.json$/,
   /^\/docs$/,
   /^\/redoc$/,
@@ -43,6 +45,7 @@ const RESOURCE_GROUPS: [RegExp, string][] = [
   [/^\/api\/v1\/config$/, "config"],
   [/^\/api\/v1\/feature-flags(\/|$)/, "config"],
   [/^\/api\/v1\/sso\//, "config"],
+  [/^\/api\/v1\/(notifications|reports)(\/|$)/, "config"],
   [/^\/api\/v1\/tables\/[^/]+\/schedule$/, "schedules"],
   [/^\/api\/v1\/tables\/[^/]+\/crunch$/, "crunch"],
   [/^\/api\/v1\/tables\/[^/]+\/(vacuum|partition-expiration)(\/|$)/, "vacuum"],

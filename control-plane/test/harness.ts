@@ -13,6 +13,7 @@ import { buildApp } from "../src/app.ts";
 import { bootstrap } from "../src/bootstrap/bootstrap.ts";
 import type { Role } from "../src/db/schema.ts";
 import type { LeaseTimings } from "../src/jobs/timings.ts";
+import type { Transports } from "../src/notifications/dispatcher.ts";
 import { Keyring } from "../src/secrets/keyring.ts";
 import { createServices } from "../src/services.ts";
 
@@ -35,9 +36,12 @@ export type TestPlane = Awaited<ReturnType<typeof startTestPlane>>;
  */
 const TEST_TIMINGS: Partial<LeaseTimings> = { preflightWaitMs: 0 };
 
-export async function startTestPlane(options: { clock?: Clock; leaseTimings?: Partial<LeaseTimings> } = {}) {
+export async function startTestPlane(
+  options: { clock?: Clock; leaseTimings?: Partial<LeaseTimings>; notifications?: Transports } = {},
+) {
   const dir = mkdtempSync(join(tmpdir(), "lakesmith-test-"));
-  const database = await openNodeDatabase(`file:${join(dir, "test.db")}`);
+  const dbUrl = `file:${join(dir, "test.db")}`;
+  const database = await openNodeDatabase(dbUrl);
   const { db } = database;
   const services = createServices({
     db,
@@ -47,6 +51,7 @@ export async function startTestPlane(options: { clock?: Clock; leaseTimings?: Pa
     docsAssets: nodeDocsAssets(),
     leaseTimings: { ...TEST_TIMINGS, ...options.leaseTimings },
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.notifications ? { notifications: options.notifications } : {}),
   });
   await bootstrap(services, { adminPassword: ADMIN_PASSWORD, adminApiKey: ADMIN_KEY });
   const app = buildApp(services);
@@ -94,6 +99,8 @@ export async function startTestPlane(options: { clock?: Clock; leaseTimings?: Pa
   return {
     app,
     services,
+    /** The database file, for a second connection (a second control plane on the same database). */
+    dbUrl,
     call,
     login,
     userWithRole,

@@ -14,6 +14,7 @@ import { buildApp, MAX_BODY_BYTES } from "../app.ts";
 import { clientFromForwarded } from "../auth/client-address.ts";
 import { type BootstrapResult, bootstrap } from "../bootstrap/bootstrap.ts";
 import type { LeaseTimings } from "../jobs/service.ts";
+import type { Mailer } from "../notifications/transport.ts";
 import { type AppDeps, createServices, type Services } from "../services.ts";
 import { nodeAgentGateway } from "./node-agent-gateway.ts";
 import { openNodeDatabase } from "./node-db.ts";
@@ -45,6 +46,13 @@ export interface NodeServerOptions {
    * (default 15 s). 0 turns the timer off; tests then call `services.scheduler.tick()` themselves.
    */
   schedulerIntervalMs?: number;
+  /** Email's way out for notifications (`node-smtp.ts`); none: email rows are skipped, saying why. */
+  mailer?: Mailer | undefined;
+  /**
+   * How often the notification dispatcher runs (queue due reports, send the outbox; default 15 s).
+   * 0 turns the timer off; tests then call `services.notifications.tick()` themselves.
+   */
+  notificationIntervalMs?: number;
   log?: (level: "info" | "warn", message: string, fields?: Record<string, unknown>) => void;
   /**
    * `LAKESMITH_TRUST_PROXY_HOPS`: how many reverse proxies of our own append to X-Forwarded-For in
@@ -90,6 +98,10 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
       return hub;
     },
     agentGateway: () => nodeAgentGateway(hub as LocalHub),
+    notifications: {
+      email: options.mailer,
+      log: (message) => options.log?.("warn", message),
+    },
   });
   const localHub = hub as unknown as LocalHub;
   const bootstrapped = await bootstrap(services, options.bootstrap ?? {}).catch((err) => {
@@ -126,21 +138,18 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
 
   const dispatchTimer = setInterval(() => localHub.poke(), options.dispatchIntervalMs ?? 1000);
   dispatchTimer.unref();
-  // One tick at a time: a slow tick makes the next one wait rather than pile up.
-  let tick: Promise<unknown> | undefined;
-  const schedulerEveryMs = options.schedulerIntervalMs ?? 15_000;
-  const schedulerTimer =
-    schedulerEveryMs > 0
-      ? setInterval(() => {
-          tick ??= services.scheduler
-            .tick()
-            .catch((err) => options.log?.("warn", "scheduler tick failed", { error: String(err) }))
-            .finally(() => {
-              tick = undefined;
-            });
-        }, schedulerEveryMs)
-      : undefined;
-  schedulerTimer?.unref();
+  const warn = (what: string) => (err: unknown) => options.log?.("warn", what, { error: String(err) });
+  const scheduler = repeat(
+    options.schedulerIntervalMs ?? 15_000,
+    () => services.scheduler.tick(),
+    warn("scheduler tick failed"),
+  );
+  // The notification dispatcher runs on its own timer: a slow SMTP server never delays a tick.
+  const notifier = repeat(
+    options.notificationIntervalMs ?? 15_000,
+    () => services.notifications.tick(),
+    warn("notification round failed"),
+  );
 
   return {
     url: `http://${options.host && options.host !== "0.0.0.0" ? options.host : "127.0.0.1"}:${port}`,
@@ -150,8 +159,8 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     bootstrapped,
     async stop() {
       clearInterval(dispatchTimer);
-      clearInterval(schedulerTimer);
-      await tick;
+      await scheduler.stop();
+      await notifier.stop();
       await localHub.closeAll("the control plane is stopping; reconnect");
       for (const ws of wss.clients) ws.terminate();
       await new Promise<void>((resolve) => {
@@ -161,6 +170,31 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
       });
       wss.close();
       database.close();
+    },
+  };
+}
+
+/**
+ * Runs `run` every `everyMs` (0: never), one run at a time: a slow run makes the next one wait
+ * rather than pile up. `stop` ends the timer and waits for a run in flight.
+ */
+function repeat(everyMs: number, run: () => Promise<unknown>, onError: (err: unknown) => void) {
+  let running: Promise<unknown> | undefined;
+  const timer =
+    everyMs > 0
+      ? setInterval(() => {
+          running ??= run()
+            .catch(onError)
+            .finally(() => {
+              running = undefined;
+            });
+        }, everyMs)
+      : undefined;
+  timer?.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
     },
   };
 }

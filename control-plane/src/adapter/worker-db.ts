@@ -24,6 +24,12 @@ export interface WorkerEnv {
   LAKESMITH_ADMIN_PASSWORD?: string;
   LAKESMITH_ADMIN_API_KEY?: string;
   LAKESMITH_BREAKGLASS_PASSWORD?: string;
+  /** An HTTP email API for notifications (`notifications/transport.ts`, `httpEmailApi`): its endpoint, */
+  LAKESMITH_EMAIL_API_URL?: string;
+  /** its bearer token (`wrangler secret put LAKESMITH_EMAIL_API_TOKEN`), */
+  LAKESMITH_EMAIL_API_TOKEN?: string;
+  /** and the From address. */
+  LAKESMITH_EMAIL_FROM?: string;
 }
 
 export function openWorkerDatabase(env: WorkerEnv): Db {

@@ -132,6 +132,17 @@ export const SETTINGS = {
     default: [],
     description: "Recipients of the weekly report; empty means all users of any role.",
   }),
+  report_daily_time_utc: def({
+    schema: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, "HH:MM, 24-hour, UTC"),
+    default: "08:00",
+    description:
+      "When the daily report is sent (HH:MM, UTC); the weekly report goes at the same time on report_weekly_day. A report covers the 24 hours (7 days) before this time, and each period is sent once.",
+  }),
+  report_weekly_day: def({
+    schema: z.enum(["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]),
+    default: "Monday",
+    description: "UTC weekday the weekly report is sent on, at report_daily_time_utc.",
+  }),
   customer_name: def({
     schema: z.string().max(200),
     default: "",

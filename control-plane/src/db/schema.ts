@@ -865,3 +865,75 @@ export type CatalogTable = typeof catalogTables.$inferSelect;
 
 export type User = typeof users.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;
+
+// ---------------------------------------------------------------------------------------------
+// Notifications (issue 23, "Notifications and reports"; `notifications/`)
+
+export const NOTIFICATION_KINDS = ["job_failed", "report_daily", "report_weekly"] as const;
+export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
+export const NOTIFICATION_CHANNELS = ["email", "chat"] as const;
+export type NotificationChannel = (typeof NOTIFICATION_CHANNELS)[number];
+/**
+ * new: written with its event, its addressees not yet read from the settings. pending: due at
+ * `next_attempt_at`. sending: claimed by `claimed_by` until `claim_expires_at`. sent, failed (gave
+ * up; `last_error` says why), skipped (nothing to send to, or no transport). fanned_out: a chat
+ * event split into one row per webhook.
+ */
+export const NOTIFICATION_STATUSES = [
+  "new",
+  "pending",
+  "sending",
+  "sent",
+  "failed",
+  "skipped",
+  "fanned_out",
+] as const;
+export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
+
+/** What a notification says, rendered once so every attempt sends the same words. */
+export interface NotificationContent {
+  subject: string;
+  text: string;
+  html: string;
+  /** The chat message (Slack-compatible: `text`, and blocks). */
+  chat: { text: string; blocks?: unknown[] };
+}
+
+/**
+ * The outbox: one row per message to one channel. Rows of a job's failure are written in the batch
+ * that ends the job; a report's by the tick that finds its period due, keyed by the period. See
+ * `notifications/outbox.ts` for the claim and retry protocol.
+ */
+export const notifications = sqliteTable(
+  "notifications",
+  {
+    id: text("id").primaryKey(),
+    /** One row per event and channel (and webhook): `job-failed:<job>:email`, `report:daily:<date>:chat#<fp>`. */
+    dedupeKey: text("dedupe_key").notNull().unique(),
+    kind: text("kind", { enum: NOTIFICATION_KINDS }).notNull(),
+    channel: text("channel", { enum: NOTIFICATION_CHANNELS }).notNull(),
+    status: text("status", { enum: NOTIFICATION_STATUSES }).notNull(),
+    jobId: text("job_id"),
+    /** A report's period: the UTC date it is sent on. */
+    period: text("period"),
+    /** A chat row's webhook: a fingerprint of its URL (the URL itself stays in the encrypted setting). */
+    target: text("target"),
+    /** The webhook as masks show it (`https://hooks.slack.com/••••x9Zq`). */
+    targetLabel: text("target_label"),
+    recipients: text("recipients", { mode: "json" }).$type<string[]>(),
+    content: text("content", { mode: "json" }).$type<NotificationContent>(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: integer("next_attempt_at", { mode: "timestamp_ms" }).notNull(),
+    claimedBy: text("claimed_by"),
+    claimExpiresAt: integer("claim_expires_at", { mode: "timestamp_ms" }),
+    lastError: text("last_error"),
+    createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+    sentAt: integer("sent_at", { mode: "timestamp_ms" }),
+  },
+  (t) => [
+    index("notifications_due_idx").on(t.status, t.nextAttemptAt),
+    index("notifications_created_idx").on(t.createdAt),
+  ],
+);
+export type Notification = typeof notifications.$inferSelect;

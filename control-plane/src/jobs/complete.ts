@@ -10,12 +10,15 @@
  * - Progress belongs to the attempt that reported it: every move out of running (here, and in
  *   release, reap, refuse and cancel) clears it, so an ended or requeued job shows none.
  * - Every end also removes the payload fields the kind declares secret (`secrets.ts`), in the same batch.
+ * - A failure for good (not a retry) writes its notification rows to the outbox in the same batch
+ *   (`notifications/outbox.ts`), guarded like a hook, for the dispatcher to send.
  * - Ends the engine decides alone (cancel before start, a lapsed lease, the last refusal) run their
  *   hooks right after, in a batch of their own (`runFinishHooks`); each statement is guarded by the
  *   end it belongs to, so running one twice changes nothing.
  */
 import { type SQL, sql } from "drizzle-orm";
 import { type Job, type JobStatus, jobs } from "../db/schema.ts";
+import { failureStatements } from "../notifications/outbox.ts";
 import { type Completion, type Engine, getJob, owned, whyRefused } from "./engine.ts";
 import type { BatchItem, JobEnd } from "./kinds.ts";
 import { purgeStatement } from "./secrets.ts";
@@ -110,7 +113,8 @@ function hookStatements(engine: Engine, job: Job, ends: JobEnd[], finishedAt: Da
   return ends.flatMap((end) => {
     const ended = endedAs(job.id, end.status, finishedAt);
     const purge = purgeStatement(engine.db, kind, job, ended);
-    return [...(kind?.finish?.(ctx, job, end, ended) ?? []), ...(purge ? [purge] : [])];
+    const notices = end.status === "failed" ? failureStatements(engine.db, job, ended, finishedAt) : [];
+    return [...(kind?.finish?.(ctx, job, end, ended) ?? []), ...(purge ? [purge] : []), ...notices];
   });
 }
 
