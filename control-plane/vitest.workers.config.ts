@@ -24,6 +24,10 @@ export default defineConfig({
           LAKESMITH_JWT_SECRET: "workerd-test-signing-secret-0000000000000",
           // 32 bytes in base64, as `wrangler secret put LAKESMITH_SECRETS_KEY` would hold.
           LAKESMITH_SECRETS_KEY: "d29ya2VyZC10ZXN0LXNlY3JldHMta2V5LTAwMDAwMDA=",
+          // The HTTP email API (a third-party service): notifications.test.ts answers it with a fetch mock.
+          LAKESMITH_EMAIL_API_URL: "https://email-api.test/emails",
+          LAKESMITH_EMAIL_API_TOKEN: "workerd-email-api-token",
+          LAKESMITH_EMAIL_FROM: "lakesmith@example.com",
         },
       },
     }),

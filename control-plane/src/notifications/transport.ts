@@ -69,12 +69,13 @@ export interface HttpEmailApiSettings {
  * `{"from", "to": [...], "subject", "text", "html"}` with a bearer token. Resend's `/emails`
  * endpoint reads exactly this; other providers sit behind a small relay.
  */
-export function httpEmailApi(settings: HttpEmailApiSettings, fetcher: typeof fetch = fetch): Mailer {
+export function httpEmailApi(settings: HttpEmailApiSettings, fetcher?: typeof fetch): Mailer {
   return {
     describe: `HTTP email API at ${new URL(settings.url).origin}`,
     send: (m) =>
       postJson(
-        fetcher,
+        // The global fetch as it is when sending, not when the mailer was made.
+        fetcher ?? fetch,
         "the email API",
         settings.url,
         { from: settings.from, to: m.to, subject: m.subject, text: m.text, html: m.html },
