@@ -283,13 +283,13 @@ describe("locks", () => {
   });
 
   it("keeps a held lock past the metastore's lock timeout by heartbeating; an unheard one lapses", async () => {
-    metastore = await HiveMetastoreServer.start({ lockTimeoutMs: 150 });
+    metastore = await HiveMetastoreServer.start({ lockTimeoutMs: 500 });
     salesTable(metastore);
     const [a, b] = [await open(metastore), await open(metastore)];
     await a.withTableLock(
       { db: "sales", table: "orders", exclusive: true, waitMs: 1000, heartbeatMs: 40 },
       async ({ lockId, signal }) => {
-        await new Promise((resolve) => setTimeout(resolve, 400));
+        await new Promise((resolve) => setTimeout(resolve, 1200));
         const other = await b.lock({ db: "sales", table: "orders" }, "EXCLUSIVE");
         expect(other.state).toBe("WAITING");
         expect(signal.aborted).toBe(false);
@@ -298,7 +298,7 @@ describe("locks", () => {
       },
     );
     const idle = await a.lock({ db: "sales", table: "raw" }, "EXCLUSIVE");
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await new Promise((resolve) => setTimeout(resolve, 700));
     expect((await b.lock({ db: "sales", table: "raw" }, "EXCLUSIVE")).state).toBe("ACQUIRED");
     expect((await rejection(a.heartbeat(idle.lockId))).type).toBe("NoSuchLockException");
   });
