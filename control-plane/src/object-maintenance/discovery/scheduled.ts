@@ -4,11 +4,13 @@
  * trigger) began a cadence ago (daily: 24 h, weekly: 7 days), or, never discovered, that was
  * created that long ago. At most `DISCOVERIES_PER_TICK` a tick, the longest waiting first; the rest
  * are due at the next tick. Each job's dedupe key names the location and when its wait started, so
- * two ticks (or two control planes) that read the same row queue one attempt.
+ * two ticks (or two control planes) that read the same row queue one attempt. A location archived
+ * between the read and the queue is passed over.
  */
 import { and, asc, eq, ne, sql } from "drizzle-orm";
 import type { Db } from "../../db/index.ts";
 import { discoverySchedules, locations } from "../../db/schema.ts";
+import { ApiError } from "../../http/problem.ts";
 import type { DiscoveryService } from "./service.ts";
 
 const DAY_MS = 86_400_000;
@@ -41,12 +43,17 @@ export class DiscoverySchedule {
       .limit(DISCOVERIES_PER_TICK);
     let queued = 0;
     for (const { location, since: waitingSince } of due) {
-      const attempt = await this.discovery.queue(location, {
-        trigger: "schedule",
-        actor: null,
-        dedupeKey: `discovery:${location.id}:${Number(waitingSince)}`,
-      });
-      if (attempt) queued++;
+      try {
+        const attempt = await this.discovery.queue(location, {
+          trigger: "schedule",
+          actor: null,
+          dedupeKey: `discovery:${location.id}:${Number(waitingSince)}`,
+        });
+        if (attempt) queued++;
+      } catch (err) {
+        // Archived (or re-registered) since it was read: the next tick reads it again.
+        if (!(err instanceof ApiError)) throw err;
+      }
     }
     return queued;
   }
