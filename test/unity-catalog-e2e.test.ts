@@ -15,7 +15,11 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DELTA_FIXTURES } from "../agent/test/support/fixtures.ts";
-import { startUnityCatalog, type UnityCatalogServer } from "../agent/test/support/unity-catalog.ts";
+import {
+  startUnityCatalog,
+  type TableInit,
+  type UnityCatalogServer,
+} from "../agent/test/support/unity-catalog.ts";
 import type { ChildAgent } from "./support/agents.ts";
 import { expectConfirmedDelete, expectSecretNowhere } from "./support/catalog-connections.ts";
 import { connectedChildAgent, startPlane, type TestPlane } from "./support/plane.ts";
@@ -126,8 +130,8 @@ describe("a workspace (Unity Catalog) connection end to end", () => {
     ]);
 
     // Incremental: one table changes, one is dropped; only the changed one is read again (its Delta log).
-    const events = unity.state.tables.get("main.ops.events");
-    unity.state.putTable({ ...(events as never), updated_at: Date.now() + 60_000 });
+    const events = unity.state.tables.get("main.ops.events") as TableInit;
+    unity.state.putTable({ ...events, updated_at: Date.now() + 60_000 });
     unity.state.dropTable("sandbox.scratch.tmp");
     const incremental = await sync(id, "?mode=incremental");
     expect(names(await tables(id))).toEqual(["main.ops.events", "main.sales.orders", "main.sales.returns"]);
