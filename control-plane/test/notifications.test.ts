@@ -177,11 +177,13 @@ describe("job failure notices", () => {
 describe("reports", () => {
   let plane: TestPlane;
   let clock: ManualClock;
+  let hook: Awaited<ReturnType<typeof startWebhookReceiver>>;
   // A Monday, at the report time.
   const sendAt = new Date("2026-11-23T06:00:00Z");
 
   beforeAll(async () => {
     clock = new ManualClock(sendAt);
+    hook = await startWebhookReceiver(0);
     plane = await startTestPlane({
       clock,
       notifications: {
@@ -203,6 +205,7 @@ describe("reports", () => {
       storage_cost_usd_per_gb_month: 0.021,
       cloud_discount_percent: 20,
       projection_period_months: 12,
+      chat_webhook_urls: [hook.url("/reports")],
     });
     expect(res.status, res.text).toBe(200);
     // Two crunches in the last day: 10 GiB -> 4 GiB and 2 GiB -> 1 GiB; one a week ago, outside it.
@@ -225,7 +228,10 @@ describe("reports", () => {
         crunch("job_r3", "tbl_a", 4 * GiB, 2 * GiB, new Date("2026-11-19T09:00:00Z")),
       ]);
   });
-  afterAll(() => plane.close());
+  afterAll(async () => {
+    plane.close();
+    await hook.close();
+  });
 
   it("sends the daily and weekly reports once each to the role rules' recipients, as previewed", async () => {
     const preview = await admin(plane, "POST", "/api/v1/reports/preview?period=daily");
@@ -271,6 +277,11 @@ describe("reports", () => {
     // Weekly: all three crunches, 16 GiB -> 7 GiB.
     expect(weekly?.parsed.text).toContain("Crunch jobs: 3 on 2 table(s)");
     expect(weekly?.parsed.text).toContain("Bytes saved: 9 GiB (16 GiB -> 7 GiB)");
+    // Each report's summary reaches the chat webhook once.
+    const summaries = hook.accepted().map((r) => r.body.text as string);
+    expect(summaries).toHaveLength(2);
+    expect(summaries.find((t) => t.includes("daily report"))).toContain("Data reduction (DRR): 58.33%");
+    expect(summaries.find((t) => t.includes("weekly report"))).toContain("Crunch jobs: 3 on 2 table(s)");
     // The preview at the send time is what was sent.
     expect(preview.body.text).toBe(text.trimEnd());
     expect(preview.body.subject).toBe(daily?.parsed.subject);
@@ -281,6 +292,7 @@ describe("reports", () => {
     const restarted = new NotificationService(plane.services.db, clock, plane.services.config, {});
     expect((await restarted.tick()).reports).toEqual([]);
     expect(smtp.mails.length - before).toBe(2);
+    expect(hook.requests).toHaveLength(2);
   });
 
   it("says how to set console_public_url when it is unset, and uses the Light theme", async () => {
