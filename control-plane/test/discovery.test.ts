@@ -9,7 +9,7 @@
 import { ManualClock } from "@lakesmith/shared";
 import type { DiscoveryPart, DiscoveryRow } from "@lakesmith/shared/discovery";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Job } from "../src/db/schema.ts";
+import { catalogTables, type Job } from "../src/db/schema.ts";
 import { startTestPlane, type TestPlane } from "./harness.ts";
 import { adminJson, lease } from "./support/catalogs.ts";
 
@@ -357,6 +357,33 @@ describe("a discovery run", () => {
     expect((await plane.services.jobs.get(sender.job.id))?.status).toBe("cancelling");
     expect((await admin("GET", `${BASE}/discovery/schedules/${running.id}`)).status).toBe(404);
     expect(await sender.send({ type: "start", bin: "b1" })).toMatchObject({ go_on: false });
+  });
+
+  it("counts a live synced catalog table inside the location as claimed, in the spelling its catalog has", async () => {
+    const uri = `s3://lake/landing${seq + 1}`;
+    const table = (location: string, fullName: string, deletedAt: Date | null) => ({
+      connectionId: "con_discovery",
+      fullName,
+      catalog: "main",
+      schema: "raw",
+      name: fullName,
+      location,
+      detail: {},
+      syncedAt: clock.now(),
+      syncJobId: "job_sync",
+      deletedAt,
+    });
+    await plane.services.db
+      .insert(catalogTables)
+      .values([
+        table(`s3a://lake/landing${seq + 1}/warehouse/clicks`, "main.raw.clicks", null),
+        table(`s3a://lake/landing${seq + 1}/warehouse/gone`, "main.raw.gone", clock.now()),
+        table("s3a://lake/elsewhere/views", "main.raw.views", null),
+      ]);
+    const location = await inventoryLocation();
+    expect(location.uri).toBe(uri);
+    const job = await plane.services.jobs.get((await latestAttempt(location.id)).job_id);
+    expect(job?.payload.claimed).toEqual([`${uri}/warehouse/clicks/`]);
   });
 
   it("shows the effective configuration with each value's layer", async () => {

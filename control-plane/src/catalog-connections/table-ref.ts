@@ -159,6 +159,6 @@ function linkedFormat(type: CatalogConnection["type"], synced: CatalogTable): Li
  * A catalog's location as a table's `uri`: Hadoop's `s3a://` and `s3n://` are `s3://` (what agents
  * read and allow lists name; the agent keeps the catalog's own spelling when it writes one back).
  */
-function storageUri(location: string): string {
+export function storageUri(location: string): string {
   return location.replace(/^s3[an]:\/\//i, "s3://");
 }

@@ -20,13 +20,11 @@
  */
 import { type Clock, newId } from "@lakesmith/shared";
 import { DISCOVERY_KIND, type DiscoveryPayload, DiscoveryPayloadSchema } from "@lakesmith/shared/discovery";
-import { locationKey, parseLocation, tryLocationKey } from "@lakesmith/shared/locations";
-import { and, asc, count, desc, eq, inArray, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, isNull, type SQL, sql } from "drizzle-orm";
 import type { ConfigService } from "../../config/service.ts";
 import type { Db } from "../../db/index.ts";
 import { insertSelect } from "../../db/insert-select.ts";
 import {
-  catalogTables,
   type DiscoveredPrefix,
   type DiscoveryFilter,
   type DiscoverySchedule,
@@ -36,7 +34,6 @@ import {
   discoverySchedules,
   jobs as jobRows,
   type Location,
-  lakeTables,
   locations,
 } from "../../db/schema.ts";
 import type { Page } from "../../http/pagination.ts";
@@ -44,6 +41,7 @@ import { ApiError, conflict, invalidField, notFound } from "../../http/problem.t
 import type { CancelService } from "../../jobs/cancel.ts";
 import type { BatchItem } from "../../jobs/kinds.ts";
 import type { JobService } from "../../jobs/service.ts";
+import { claimedKeys } from "./claims.ts";
 import { finalize, settleLocation } from "./record.ts";
 
 const MB = 2 ** 20;
@@ -381,7 +379,7 @@ export class DiscoveryService {
       attempt_id: attemptId,
       location_uri: location.uri,
       inventory_uri: resume?.report ?? location.inventoryUri,
-      claimed: await this.claimed(location.uri),
+      claimed: await claimedKeys(this.db, location.uri),
       skip_age_days: location.skipAgeDays,
       min_prefix_bytes: Math.round(values.min_discovery_prefix_size_mb * MB),
       skip_bins: resume?.skipped ?? [],
@@ -397,37 +395,6 @@ export class DiscoveryService {
       if (parsed.success) return parsed.data;
     }
     return this.payload(await this.location(attempt.locationId), attempt.id);
-  }
-
-  /**
-   * Location keys of the tables inside the location: registered tables (`location_key`) and live
-   * synced catalog tables (their location in any spelling, made canonical here).
-   */
-  private async claimed(uri: string): Promise<string[]> {
-    const base = locationKey(uri);
-    const registered = await this.db
-      .select({ key: lakeTables.locationKey })
-      .from(lakeTables)
-      .where(sql`substr(${lakeTables.locationKey}, 1, ${base.length}) = ${base}`);
-    const parsed = parseLocation(uri);
-    const needle = [parsed.root, ...parsed.segments].filter((s) => s !== "").join("/");
-    const synced = await this.db
-      .select({ location: catalogTables.location })
-      .from(catalogTables)
-      .where(
-        and(
-          isNull(catalogTables.deletedAt),
-          isNotNull(catalogTables.location),
-          sql`instr(${catalogTables.location}, ${needle}) > 0`,
-        ),
-      );
-    const keys = new Set<string>();
-    for (const r of registered) if (r.key) keys.add(r.key);
-    for (const s of synced) {
-      const key = s.location ? tryLocationKey(s.location) : undefined;
-      if (key?.startsWith(base)) keys.add(key);
-    }
-    return [...keys].sort();
   }
 
   /**
