@@ -339,6 +339,31 @@ describe("delivery across control planes and without a transport", () => {
     await hook.close();
   });
 
+  it("keeps the SMTP login out of a refused login's error", async () => {
+    const refusing = await startSmtpReceiver({ refuseLogins: true });
+    const mailer = smtpMailer({
+      url: `smtp://mailer:S3cret-Passw0rd@127.0.0.1:${refusing.port}`,
+      from: "lakesmith@example.com",
+    });
+    plane = await startTestPlane({
+      clock: new ManualClock(new Date("2026-11-24T12:00:00Z")),
+      notifications: { email: mailer },
+    });
+    await admin(plane, "PUT", "/api/v1/config", {
+      notification_emails: ["ops@example.com"],
+      report_daily_time_utc: "23:59",
+    });
+    const job = await failJob(plane, "one");
+    await plane.services.notifications.tick();
+    const [email] = (await rowsOf(plane, job.id)).filter((r) => r.channel === "email");
+    expect(email).toMatchObject({ status: "pending", attempts: 1 });
+    expect(email?.lastError).toMatch(/^SMTP: /);
+    expect(email?.lastError).toContain("Invalid username or password");
+    expect(email?.lastError).not.toContain("S3cret-Passw0rd");
+    expect(refusing.mails).toEqual([]);
+    await refusing.close();
+  });
+
   it("sends nothing without an email transport, and the row says why", async () => {
     const logged: string[] = [];
     plane = await startTestPlane({

@@ -14,12 +14,17 @@ export interface ReceivedMail {
   parsed: ParsedMail;
 }
 
-export async function startSmtpReceiver() {
+/** With `refuseLogins`, the server asks for a login and refuses every one. */
+export async function startSmtpReceiver(options: { refuseLogins?: boolean } = {}) {
   const mails: ReceivedMail[] = [];
   const server = new SMTPServer({
-    authOptional: true,
+    authOptional: !options.refuseLogins,
+    allowInsecureAuth: true,
     disabledCommands: ["STARTTLS"],
     logger: false,
+    onAuth(_auth, _session, callback) {
+      callback(new Error("Invalid username or password"));
+    },
     onData(stream, session, callback) {
       simpleParser(stream).then(
         (parsed) => {
