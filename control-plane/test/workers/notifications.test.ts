@@ -3,51 +3,9 @@
 // API, once. The email API is a third-party service that cannot run here, so it alone is a fetch
 // mock; the Worker, D1, the agent's WebSocket and the scheduled handler are real.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { call, type Json, json, until, worker } from "./support/client.ts";
+import { answeringAgent, type Json, json, until, worker } from "./support/client.ts";
 
 const WEEKDAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
-
-/** An agent that fails every job it leases, for good. */
-async function failingAgent(error: string) {
-  const created = await json("/api/v1/agents", { method: "POST", body: { name: "failing" } }, 201);
-  const res = await call("/api/v1/agents/connect", { token: created.token, upgrade: true });
-  expect(res.status).toBe(101);
-  const ws = res.webSocket as WebSocket;
-  ws.accept();
-  const offered = new Map<string, Json>();
-  ws.addEventListener("message", (event) => {
-    const frame = JSON.parse(String(event.data)) as Json;
-    if (frame.type === "offer") {
-      offered.set(frame.job.id, frame.job);
-      ws.send(JSON.stringify({ type: "ack", job_id: frame.job.id, fence: frame.job.fence }));
-    }
-    const job = frame.type === "leased" ? offered.get(frame.job_id) : undefined;
-    if (job)
-      ws.send(
-        JSON.stringify({
-          type: "result",
-          job_id: job.id,
-          fence: job.fence,
-          outcome: "failed",
-          error,
-          retryable: false,
-        }),
-      );
-  });
-  ws.send(
-    JSON.stringify({
-      type: "hello",
-      protocol: 1,
-      agent_version: "workerd-test",
-      capacity: 1,
-      leases: [],
-      kinds: ["noop"],
-      capabilities: [],
-      allow: [],
-    }),
-  );
-  return ws;
-}
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -63,7 +21,9 @@ describe("notifications in workerd", () => {
         report_weekly_day: WEEKDAYS[new Date().getUTCDay()],
       },
     });
-    const ws = await failingAgent("the lake is on fire");
+    const { ws } = await answeringAgent("failing", { kinds: ["noop"], capabilities: [], allow: [] }, () => ({
+      failed: "the lake is on fire",
+    }));
     const job = await json(
       "/api/v1/jobs",
       { method: "POST", body: { kind: "noop", payload: {}, max_attempts: 1 } },

@@ -62,9 +62,14 @@ export interface PartedAnswer {
   result: Json;
 }
 
+/** An answer that fails the job for good with this error. */
+export interface FailedAnswer {
+  failed: string;
+}
+
 /**
  * An agent on a WebSocket that acknowledges every offer and completes the job with
- * `answer(kind, payload)` (its parts first, for a `PartedAnswer`). `hello` sets its kinds,
+ * `answer(kind, payload)` (its parts first, for a `PartedAnswer`; a `FailedAnswer` fails it). `hello` sets its kinds,
  * capabilities and allow list. Returns its id and socket.
  */
 export async function answeringAgent(
@@ -76,7 +81,7 @@ export async function answeringAgent(
     endpoints?: string[];
     capacity?: number;
   },
-  answer: (kind: string, payload: Json) => Json | PartedAnswer,
+  answer: (kind: string, payload: Json) => Json | PartedAnswer | FailedAnswer,
 ): Promise<{ id: string; ws: WebSocket }> {
   const created = await json("/api/v1/agents", { method: "POST", body: { name } }, 201);
   const res = await call("/api/v1/agents/connect", { token: created.token, upgrade: true });
@@ -88,6 +93,19 @@ export async function answeringAgent(
   const complete = async (job: Json) => {
     const ref = { job_id: job.id, fence: job.fence };
     const answered = answer(job.kind, job.payload);
+    const failed = (answered as Partial<FailedAnswer>).failed;
+    if (typeof failed === "string" && Object.keys(answered).length === 1) {
+      ws.send(
+        JSON.stringify({
+          type: "result",
+          ...ref,
+          outcome: "failed",
+          error: failed,
+          retryable: false,
+        }),
+      );
+      return;
+    }
     const parted = "parts" in answered && "result" in answered ? (answered as PartedAnswer) : undefined;
     for (const [i, part] of (parted?.parts ?? []).entries()) {
       const acked = new Promise<void>((resolve) => acks.set(`${job.id}:${i + 1}`, resolve));
