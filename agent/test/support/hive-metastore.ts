@@ -502,7 +502,7 @@ function handlerFor(metastore: () => HiveMetastoreServer) {
           throw new ttypes.InvalidOperationException({
             message: `alter is not possible: partition ${missing} of ${db_name}.${tbl_name} does not exist`,
           });
-        new_parts.forEach((p, i) => entry.partitions.set(names[i] as string, withDdlTime(p)));
+        for (const [i, p] of new_parts.entries()) entry.partitions.set(names[i] as string, withDdlTime(p));
       });
     },
     alter_table(dbname: string, tbl_name: string, new_tbl: HiveIdl.Table) {

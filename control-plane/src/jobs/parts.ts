@@ -12,7 +12,7 @@
  */
 
 import type { Part } from "@lakesmith/shared/protocol";
-import { and, eq, type SQL, sql } from "drizzle-orm";
+import { and, type SQL, sql } from "drizzle-orm";
 import { jobs } from "../db/schema.ts";
 import { type Engine, getJob, owned, whyRefused } from "./engine.ts";
 import type { BatchItem } from "./kinds.ts";
