@@ -150,7 +150,10 @@ describe("deleting jobs on random histories", () => {
           const files = chosen.map((p) => ({ ...(p.expired as ExpiredFile), deletion_id: p.id }));
           const before = (await readTable(store, root)).snapshot.version;
           try {
-            const result = await runRecover(jobContext(root, "recover", { ...table, files, folders: [] }), options);
+            const result = await runRecover(
+              jobContext(root, "recover", { ...table, files, folders: [] }),
+              options,
+            );
             for (const p of chosen) recovered.add(p.path);
             seen.restored += result.files.filter((f) => f.outcome === "restored").length;
             pending = pending.filter((p) => !chosen.includes(p));

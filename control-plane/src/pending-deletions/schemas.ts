@@ -27,11 +27,9 @@ export const PendingDeletionSchema = z
   .object({
     id: z.string().openapi({ example: "del_4k9x2m7q0c1v8b3n5z6t" }),
     table_id: z.string(),
-    source_job_id: z
-      .string()
-      .openapi({
-        description: "The vacuum, partition_expiration or (Hive) crunch job that proposed the file.",
-      }),
+    source_job_id: z.string().openapi({
+      description: "The vacuum, partition_expiration or (Hive) crunch job that proposed the file.",
+    }),
     action_type: z.enum(DELETION_ACTION_TYPES).openapi({
       description:
         "vacuum: proposed by a vacuum (on an Iceberg table: its snapshot expiry and orphan cleanup); partition_expiration: removed by a partition expiration (Delta); crunch: in a folder a crunch of a Hive table moved a partition (or the table) away from.",
