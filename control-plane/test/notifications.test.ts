@@ -236,6 +236,11 @@ describe("reports", () => {
   it("sends the daily and weekly reports once each to the role rules' recipients, as previewed", async () => {
     const preview = await admin(plane, "POST", "/api/v1/reports/preview?period=daily");
     expect(preview.status, preview.text).toBe(200);
+    // The documented GET renders the same report's HTML for a browser.
+    const page = await plane.call("GET", "/api/v1/reports/preview?period=daily", { token: ADMIN_KEY });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    expect(await page.text()).toBe(preview.body.html);
     const before = smtp.mails.length;
 
     const tick = await plane.services.notifications.tick();

@@ -1,6 +1,6 @@
 /**
- * The outbox and the reports, for Admins (API keys: `config:read` to list, `config:write` for the
- * two POSTs, preview and send). A row shows how many addresses it goes to and a webhook's masked URL,
+ * The outbox and the reports, for Admins (API keys: `config:read` to list and to see the next
+ * report's HTML, `config:write` for the two POSTs, preview and send). A row shows how many addresses it goes to and a webhook's masked URL,
  * never the address list or a webhook's URL.
  */
 import { z } from "@hono/zod-openapi";
@@ -106,6 +106,23 @@ const preview = defineRoute({
   request: { query: PeriodQuery },
   responses: { 200: jsonResponse("The report as it would be sent now.", ReportPreviewSchema) },
 });
+const previewPage = defineRoute({
+  method: "get",
+  path: "/api/v1/reports/preview",
+  tags,
+  summary: "The next report's HTML, as the email would show it",
+  description:
+    "Renders the report of the period ending now as the HTML part of its email (themed by email_theme), sending nothing: open it in a browser. " +
+    "POST on the same path answers every part (subject, text, HTML, chat summary) as JSON.",
+  access: access.admin("config:read"),
+  request: { query: PeriodQuery },
+  responses: {
+    200: {
+      description: "The report's HTML part.",
+      content: { "text/html": { schema: z.string() } },
+    },
+  },
+});
 const send = defineRoute({
   method: "post",
   path: "/api/v1/reports/send",
@@ -132,6 +149,11 @@ export const notificationRoutes = newRouter()
   .openapi(preview, async (c) => {
     const { period } = c.req.valid("query");
     return c.json({ period, ...(await c.var.services.notifications.preview(period)) }, 200);
+  })
+  .openapi(previewPage, async (c) => {
+    const { period } = c.req.valid("query");
+    const { html } = await c.var.services.notifications.preview(period);
+    return c.body(html, 200, { "content-type": "text/html; charset=utf-8" });
   })
   .openapi(send, async (c) => {
     const { period } = c.req.valid("query");
