@@ -2,7 +2,8 @@
  * `npm run bench:catalogs`: catalog connections at 100,000 tables (issue 19), through the public
  * API, against a control plane on an embedded libSQL file in its own process (this file, forked
  * with BENCH_CATALOGS_ROLE=plane) and a `lakesmith-agent` child process allowed the catalogs'
- * endpoints. The loopback catalogs run in this process.
+ * endpoints, running the agent's build (`npm run build -w agent`, made first) as an installed
+ * agent does. The loopback catalogs run in this process.
  *
  * 1. Full sync: BENCH_TABLES tables (default 100,000) in BENCH_NAMESPACES namespaces (default 100)
  *    of the loopback Iceberg REST catalog, every one registered with the lineitem fixture's
@@ -23,7 +24,7 @@
  * Targets: full sync < 60 s, agent and control plane peak RSS < 300 MB each; incremental < 5 s;
  * browse p99 < 25 ms. A missed target sets exit code 1; every figure is printed either way.
  */
-import { fork } from "node:child_process";
+import { execFileSync, fork } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -75,6 +76,13 @@ interface Sync {
 async function bench(): Promise<void> {
   exitOnInterrupt();
   const TABLES = Number(process.env.BENCH_TABLES ?? 100_000);
+  // The agent as an installed one runs: its build (dist/cli.js), made now from the sources, so the
+  // figures are the shipped program's, not tsx's transpiling loader's.
+  const AGENT_BUILD = fileURLToPath(new URL("../../agent/dist/cli.js", import.meta.url));
+  execFileSync("npm", ["run", "build", "-w", "agent"], {
+    cwd: fileURLToPath(new URL("../../", import.meta.url)),
+    stdio: "ignore",
+  });
   const FALLBACK = Number(process.env.BENCH_FALLBACK_TABLES ?? 10_000);
   const NAMESPACES = Number(process.env.BENCH_NAMESPACES ?? 100);
   const CHANGED = Number(process.env.BENCH_CHANGED ?? 100);
@@ -180,14 +188,18 @@ async function bench(): Promise<void> {
     const token = (await api("POST", "/api/v1/agents", { name: "bench-catalogs" })).body.token as string;
     const endpoints = [rest?.uri, unity?.url].filter((e): e is string => e !== undefined);
     const startAgent = async (extra: string[] = []) => {
-      const child = spawnAgent({
-        LAKESMITH_CONTROL_PLANE: url,
-        LAKESMITH_AGENT_TOKEN: token,
-        LAKESMITH_AGENT_CONCURRENCY: "1",
-        LAKESMITH_AGENT_ALLOW: `file://${dir}`,
-        LAKESMITH_AGENT_ALLOW_ENDPOINTS: [...endpoints, ...extra].join(","),
-        LAKESMITH_AGENT_SCRATCH: join(dir, "scratch"),
-      });
+      const child = spawnAgent(
+        {
+          LAKESMITH_CONTROL_PLANE: url,
+          LAKESMITH_AGENT_TOKEN: token,
+          LAKESMITH_AGENT_CONCURRENCY: "1",
+          LAKESMITH_AGENT_ALLOW: `file://${dir}`,
+          LAKESMITH_AGENT_ALLOW_ENDPOINTS: [...endpoints, ...extra].join(","),
+          LAKESMITH_AGENT_SCRATCH: join(dir, "scratch"),
+        },
+        [],
+        AGENT_BUILD,
+      );
       await child.waitForLog((l) => l.msg === "session established", 30_000);
       return child;
     };

@@ -92,9 +92,12 @@ export interface ChildAgent {
   output(): string;
 }
 
-/** Runs `lakesmith-agent` as a child process with `env` (flags may be given too). */
-export function spawnAgent(env: Record<string, string>, args: string[] = []): ChildAgent {
-  const child = spawn(process.execPath, [CLI, ...args], {
+/**
+ * Runs `lakesmith-agent` as a child process with `env` (flags may be given too). `cli` runs another entry point than the checkout's command
+ * (benches pass the build, `agent/dist/cli.js`, to measure what an installed agent runs).
+ */
+export function spawnAgent(env: Record<string, string>, args: string[] = [], cli = CLI): ChildAgent {
+  const child = spawn(process.execPath, [cli, ...args], {
     env: {
       ...process.env,
       LAKESMITH_AGENT_RECONNECT_BASE_MS: "50",
