@@ -7,7 +7,7 @@
  * not Parquet, or transactional, are refused with the reason. On `file://` and on S3.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CrunchPayload, CrunchResult, HiveMetastoreTableRef } from "@lakesmith/shared/jobs";
@@ -209,6 +209,14 @@ describe("Hive crunch through the metastore", () => {
     const again = await crunch(payloadFor(t.uri, t.name), t.store, `job_hive_${t.name}`);
     const { duration_ms: _a, phases_ms: _b, ...recorded } = result;
     expect(again).toMatchObject(recorded);
+    expect(metastore.callsOf("alter_partitions").filter((args) => args[1] === t.name)).toHaveLength(1);
+
+    // Without its record the retry can't report the commit, and never commits a second time.
+    const folder = (result.superseded?.[0]?.location ?? "").replace(/^file:\/\//, "");
+    await rm(join(folder, "..", "_rewrite.json"));
+    await expect(crunch(payloadFor(t.uri, t.name), t.store, `job_hive_${t.name}`)).rejects.toThrow(
+      /already moved a partition in the metastore .* can't be read/,
+    );
     expect(metastore.callsOf("alter_partitions").filter((args) => args[1] === t.name)).toHaveLength(1);
   });
 

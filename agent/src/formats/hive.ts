@@ -38,7 +38,7 @@ import {
 } from "../hive/snapshot.ts";
 import { recipeType } from "../hive/types.ts";
 import { JobError } from "../registry.ts";
-import { readAll } from "../store/index.ts";
+import { readAll, StoreError } from "../store/index.ts";
 import { ConflictError } from "./conflict.ts";
 import type { CommittedRewrite, FormatContext, Rewrite, Table, TableFile, TableFormat } from "./types.ts";
 
@@ -146,10 +146,19 @@ export class HiveTable implements Table {
     if (!moved) return null;
     const rewrite = this.paramsOf(moved)[PARAM_REWRITE] ?? "";
     const key = rewriteRecordKey(this.snapshot.tableKey ?? "", rewrite, this.partitionColumns.length > 0);
-    const record = JSON.parse((await readAll(await this.ctx.store.read(key))).toString("utf8")) as {
-      result: unknown;
-    };
-    return CrunchResultSchema.parse(record.result);
+    try {
+      const record = JSON.parse((await readAll(await this.ctx.store.read(key))).toString("utf8")) as {
+        result: unknown;
+      };
+      return CrunchResultSchema.parse(record.result);
+    } catch (err) {
+      // The move is in the metastore: committing again would rewrite what it moved. Say so, for good.
+      if (err instanceof StoreError && err.code !== "not_found") throw err;
+      throw new JobError(
+        `this job already moved a partition in the metastore (to ${moved.location}), but its record ${this.ctx.store.uriOf(key)} can't be read (${(err as Error).message})`,
+        { retryable: false, cause: err },
+      );
+    }
   }
 
   async commitRewrite(rewrite: Rewrite): Promise<CommittedRewrite> {
