@@ -25,6 +25,7 @@ import type {
   SupersededFolder,
 } from "@lakesmith/shared/jobs";
 import { CrunchResultSchema } from "@lakesmith/shared/jobs";
+import { sum } from "../crunch/metrics.ts";
 import { partitionFolder, partitionPath } from "../crunch/partition-path.ts";
 import type { TableColumn } from "../engine/index.ts";
 import { canonicalLocation, locationOfKey, rewriteFolder, rewriteRecordKey } from "../hive/location.ts";
@@ -46,9 +47,6 @@ import type { CommittedRewrite, FormatContext, Rewrite, Table, TableFile, TableF
 export const PARAM_JOB_ID = "lakesmith.job_id";
 export const PARAM_REWRITE = "lakesmith.rewrite";
 export const PARAM_PREVIOUS_LOCATION = "lakesmith.previous_location";
-
-/** How long a commit waits for the table's lock (another writer's INSERT, a compaction). */
-const LOCK_WAIT_MS = 60_000;
 
 export const hiveFormat: TableFormat = {
   name: "hive",
@@ -201,7 +199,7 @@ export class HiveTable implements Table {
     const metastore = await openMetastore(this.ref);
     try {
       const { database: db, table } = this.ref;
-      await metastore.withTableLock({ db, table, exclusive: true, waitMs: LOCK_WAIT_MS }, async () => {
+      await metastore.withTableLock({ db, table, exclusive: true }, async () => {
         const moved = this.stamp(rewrite.jobId, version);
         if (partitioned) {
           const records: HivePartition[] = [];
@@ -298,10 +296,6 @@ export class HiveTable implements Table {
   private pathOf(values: Record<string, string | null>): string {
     return partitionPath(values, this.partitionColumns);
   }
-}
-
-function sum(values: readonly number[]): number {
-  return values.reduce((a, b) => a + b, 0);
 }
 
 function folderOf(key: string | undefined): string | undefined {

@@ -16,15 +16,18 @@ import type { HiveMetastoreTableRef } from "@lakesmith/shared/jobs";
 import { canonicalLocation, keyOfLocation } from "../hive/location.ts";
 import { openMetastore } from "../hive/metastore.ts";
 import { prepareSnapshot } from "../iceberg/commit.ts";
-import { IcebergError, loadIcebergTable, METADATA_DIR, stringifyJson } from "../iceberg/index.ts";
+import {
+  IcebergError,
+  loadIcebergTable,
+  METADATA_DIR,
+  metadataFileNumber,
+  stringifyJson,
+} from "../iceberg/index.ts";
 import { JobError } from "../registry.ts";
 import type { IcebergCatalog } from "./iceberg-catalog.ts";
 
 export const METADATA_LOCATION = "metadata_location";
 export const PREVIOUS_METADATA_LOCATION = "previous_metadata_location";
-
-/** How long a commit waits for the table's lock. */
-const LOCK_WAIT_MS = 60_000;
 
 export function metastoreCatalog(ref: HiveMetastoreTableRef): IcebergCatalog {
   const name = `${ref.database}.${ref.table}`;
@@ -75,22 +78,19 @@ export function metastoreCatalog(ref: HiveMetastoreTableRef): IcebergCatalog {
       const metastore = await openMetastore(ref);
       try {
         const { database: db, table: tableName } = ref;
-        return await metastore.withTableLock(
-          { db, table: tableName, exclusive: true, waitMs: LOCK_WAIT_MS },
-          async () => {
-            const current = await metastore.getTable(db, tableName);
-            const now = current.parameters[METADATA_LOCATION] ?? "";
-            if (canonicalLocation(now) !== canonicalLocation(planned))
-              return { committed: false as const, message: `another writer committed ${now} first` };
-            current.parameters = {
-              ...current.parameters,
-              [METADATA_LOCATION]: location,
-              [PREVIOUS_METADATA_LOCATION]: planned,
-            };
-            await metastore.alterTable(db, tableName, current);
-            return { committed: true as const };
-          },
-        );
+        return await metastore.withTableLock({ db, table: tableName, exclusive: true }, async () => {
+          const current = await metastore.getTable(db, tableName);
+          const now = current.parameters[METADATA_LOCATION] ?? "";
+          if (canonicalLocation(now) !== canonicalLocation(planned))
+            return { committed: false as const, message: `another writer committed ${now} first` };
+          current.parameters = {
+            ...current.parameters,
+            [METADATA_LOCATION]: location,
+            [PREVIOUS_METADATA_LOCATION]: planned,
+          };
+          await metastore.alterTable(db, tableName, current);
+          return { committed: true as const };
+        });
       } finally {
         metastore.close();
       }
@@ -98,9 +98,7 @@ export function metastoreCatalog(ref: HiveMetastoreTableRef): IcebergCatalog {
   };
 }
 
-/** One past the number a metadata file's name starts with (`00003-<uuid>` or `v3`); 1 when none. */
+/** One past the number the current metadata file's name carries (`00003-<uuid>` or `v3`); 1 when none. */
 function nextNumber(metadataKey: string): number {
-  const name = metadataKey.slice(metadataKey.lastIndexOf("/") + 1);
-  const number = /^(?:v)?(\d+)[-.]/.exec(name)?.[1];
-  return number === undefined ? 1 : Number(number) + 1;
+  return (metadataFileNumber(metadataKey.slice(metadataKey.lastIndexOf("/") + 1)) ?? 0) + 1;
 }

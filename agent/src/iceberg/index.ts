@@ -36,7 +36,7 @@ export { IcebergError, type IcebergErrorCode } from "./errors.ts";
 export * from "./expire.ts";
 export { decimalString, humanValue, javaFloatString } from "./human.ts";
 export { parseJson, stringifyJson } from "./json.ts";
-export { findMetadataKey, METADATA_DIR, VERSION_HINT_KEY } from "./locate.ts";
+export { findMetadataKey, METADATA_DIR, metadataFileNumber, VERSION_HINT_KEY } from "./locate.ts";
 export { keyOfPath, type LocationMismatch, locationMismatch } from "./location.ts";
 export * from "./manifest.ts";
 export { type FieldSummary, type ManifestFile, readManifestList } from "./manifest-list.ts";

@@ -21,6 +21,15 @@ export const VERSION_HINT_KEY = `${METADATA_DIR}version-hint.text`;
 const METADATA_FILE = /^(?:v(\d+)|(\d+)-[^/]+)(?:\.gz)?\.metadata\.json(?:\.gz)?$/;
 const ANY_METADATA_FILE = /\.metadata\.json(?:\.gz)?$/;
 
+/**
+ * The version a metadata file's name carries (`v3.metadata.json`, `00003-<uuid>.metadata.json`,
+ * compressed or not); undefined for another name.
+ */
+export function metadataFileNumber(name: string): number | undefined {
+  const m = METADATA_FILE.exec(name);
+  return m ? Number(m[1] ?? m[2]) : undefined;
+}
+
 /** The key of the table's current metadata file. */
 export async function findMetadataKey(store: ObjectStore, explicit?: string): Promise<string> {
   if (explicit !== undefined) return explicitKey(store, explicit);
@@ -34,9 +43,8 @@ export async function findMetadataKey(store: ObjectStore, explicit?: string): Pr
 
   let best: { version: number; name: string } | undefined;
   for (const name of names) {
-    const m = METADATA_FILE.exec(name);
-    const version = Number(m?.[1] ?? m?.[2]);
-    if (m && (!best || version > best.version)) best = { version, name };
+    const version = metadataFileNumber(name);
+    if (version !== undefined && (!best || version > best.version)) best = { version, name };
   }
   if (best) return METADATA_DIR + best.name;
   const any = [...names].filter((n) => ANY_METADATA_FILE.test(n));

@@ -27,8 +27,6 @@ import { deleteUnreferenced, failed, type LiveReferences, type Outcome } from ".
 import { keyOfPayloadPath } from "./iceberg-hard-delete.ts";
 import { headAll, type MaintenanceOptions } from "./table.ts";
 
-/** How long a recover waits for the table's lock. */
-const LOCK_WAIT_MS = 60_000;
 /** How many missing files a failure names. */
 const NAMED_FILES = 5;
 
@@ -52,21 +50,18 @@ export async function runHiveRecover(
       const heads = await headAll(options.store, folder.paths, signal);
       const missing = folder.paths.filter((p) => !heads.get(p));
       const { database: db, table } = ref;
-      const outcome = await metastore.withTableLock(
-        { db, table, exclusive: true, waitMs: LOCK_WAIT_MS },
-        async () => {
-          if (folder.values.length === 0) {
-            const record = await metastore.getTable(db, table);
-            const moved = moveBack(record, folder, missing);
-            if (moved === "restored") await metastore.alterTable(db, table, record);
-            return moved;
-          }
-          const record = await metastore.getPartition(db, table, folder.values);
+      const outcome = await metastore.withTableLock({ db, table, exclusive: true }, async () => {
+        if (folder.values.length === 0) {
+          const record = await metastore.getTable(db, table);
           const moved = moveBack(record, folder, missing);
-          if (moved === "restored") await metastore.alterPartitions(db, table, [record]);
+          if (moved === "restored") await metastore.alterTable(db, table, record);
           return moved;
-        },
-      );
+        }
+        const record = await metastore.getPartition(db, table, folder.values);
+        const moved = moveBack(record, folder, missing);
+        if (moved === "restored") await metastore.alterPartitions(db, table, [record]);
+        return moved;
+      });
       if (outcome === "restored") version = Math.max(version ?? 0, Math.floor(Date.now() / 1000));
       ctx.log.info({ folder: folder.previous_location, outcome }, "recovered a Hive folder");
       folder.deletion_ids.forEach((id, i) => {

@@ -38,13 +38,7 @@ import type { Page } from "../http/pagination.ts";
 import { ApiError, conflict, invalidField, notFound } from "../http/problem.ts";
 import { isUniqueViolation } from "../tables/service.ts";
 import type { DiscoveryService } from "./discovery/service.ts";
-import {
-  LOCATION_SCHEMES,
-  type LocationCreate,
-  type LocationUpdate,
-  type PolicyUpsert,
-  PolicyUpsertSchema,
-} from "./schemas.ts";
+import { LOCATION_SCHEMES, type LocationCreate, type LocationUpdate, type PolicyUpsert } from "./schemas.ts";
 
 const ARCHIVED_REASON = "its location is archived";
 
@@ -339,7 +333,7 @@ export class ObjectMaintenanceService {
   /** Appends a version and makes it the active one; activates an unmanaged prefix. */
   async putPolicy(prefixId: string, body: PolicyUpsert, actor: string | null): Promise<PrefixPolicy> {
     const prefix = await this.prefix(prefixId);
-    const policy = PolicyUpsertSchema.parse(body);
+    const policy = structuredClone(body);
     if (policy.convert) {
       const target = canonicalUri(policy.convert.target_prefix, "convert.target_prefix");
       const source = parseLocation(prefix.uri);
