@@ -4,7 +4,8 @@
  * classifiers on held-out and templated data (ROC AUC, calibration, contrast pairs; see
  * eval-classifiers.ts). Mounted Hugging Face models
  * (`SCREEN_NER_MODEL_DIR`, `SCREEN_BIAS_MODEL_DIR`, `SCREEN_TOXICITY_MODEL_DIR`) are evaluated
- * in place of the built-in ones, on the same rows.
+ * in place of the built-in ones, on the same rows. `SCREEN_EVAL_PARTS=pii` (or `classifiers`) runs
+ * only that half.
  */
 import { parseConfig } from "../src/config.ts";
 import { BIAS_TYPES, TOXICITY_TYPES } from "../src/detect/types.ts";
@@ -23,15 +24,23 @@ const models = await loadModels(config.SCREEN_MODEL_DIR ?? DEFAULT_MODEL_DIR, pr
   biasModelDir: config.SCREEN_BIAS_MODEL_DIR,
   toxicityModelDir: config.SCREEN_TOXICITY_MODEL_DIR,
 });
-printPii(await evaluatePii(models.names));
-printPii(await evaluatePii(models.names, "all"));
-printOrdinaryText(await evaluateOrdinaryText(models.names));
-const { biasModel, toxicityModel } = models.runtime;
-await evaluateClassifier("bias", models.bias, biasRows(), BIAS_TYPES, describeClassifier(biasModel));
-await evaluateClassifier(
-  "toxicity",
-  models.toxicity,
-  toxicityRows(),
-  TOXICITY_TYPES,
-  describeClassifier(toxicityModel),
-);
+const parts = new Set((process.env.SCREEN_EVAL_PARTS ?? "pii,classifiers").split(","));
+for (const part of parts)
+  if (part !== "pii" && part !== "classifiers")
+    throw new Error(`SCREEN_EVAL_PARTS: unknown part "${part}" (pii, classifiers)`);
+if (parts.has("pii")) {
+  printPii(await evaluatePii(models.names));
+  printPii(await evaluatePii(models.names, "all"));
+  printOrdinaryText(await evaluateOrdinaryText(models.names));
+}
+if (parts.has("classifiers")) {
+  const { biasModel, toxicityModel } = models.runtime;
+  await evaluateClassifier("bias", models.bias, biasRows(), BIAS_TYPES, describeClassifier(biasModel));
+  await evaluateClassifier(
+    "toxicity",
+    models.toxicity,
+    toxicityRows(),
+    TOXICITY_TYPES,
+    describeClassifier(toxicityModel),
+  );
+}
