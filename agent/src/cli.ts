@@ -10,6 +10,7 @@ import { Agent } from "./agent.ts";
 import type { AgentConfig } from "./config.ts";
 import { ConfigError, loadCliConfig, redactedConfig, usage } from "./config.ts";
 import { catalogHandlers } from "./handlers/catalogs.ts";
+import { conversionHandlers } from "./handlers/conversion.ts";
 import { diagnosticHandlers } from "./handlers/diagnostic.ts";
 import { discoveryHandlers } from "./handlers/discovery.ts";
 import { tableHandlers } from "./handlers/tables.ts";
@@ -24,6 +25,7 @@ export function defaultRegistry(config: AgentConfig): HandlerRegistry {
     ...tableHandlers(config),
     ...catalogHandlers(config),
     ...discoveryHandlers(config),
+    ...conversionHandlers(config),
   ]);
 }
 
