@@ -94,10 +94,16 @@ export interface ChildAgent {
 
 /**
  * Runs `lakesmith-agent` as a child process with `env` (flags may be given too). `cli` runs another entry point than the checkout's command
- * (benches pass the build, `agent/dist/cli.js`, to measure what an installed agent runs).
+ * (benches pass the build, `agent/dist/cli.js`, to measure what an installed agent runs); `nodeArgs` go to
+ * node before it (a bench's `--cpu-prof`).
  */
-export function spawnAgent(env: Record<string, string>, args: string[] = [], cli = CLI): ChildAgent {
-  const child = spawn(process.execPath, [cli, ...args], {
+export function spawnAgent(
+  env: Record<string, string>,
+  args: string[] = [],
+  cli = CLI,
+  nodeArgs: string[] = [],
+): ChildAgent {
+  const child = spawn(process.execPath, [...nodeArgs, cli, ...args], {
     env: {
       ...process.env,
       LAKESMITH_AGENT_RECONNECT_BASE_MS: "50",

@@ -18,7 +18,17 @@
  * }
  */
 import { mkdir } from "node:fs/promises";
-import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from "@duckdb/node-api";
+
+/**
+ * DuckDB's native library, loaded by the first `open` rather than at start: an agent that only
+ * syncs catalogs or discovers prefixes never maps its 35 MB.
+ */
+let duckdb: Promise<typeof import("@duckdb/node-api")> | undefined;
+const loadDuckDB = () => {
+  duckdb ??= import("@duckdb/node-api");
+  return duckdb;
+};
 
 export interface EngineOptions {
   /** DuckDB's `memory_limit`; larger intermediate results spill to `tempDir`. */
@@ -118,13 +128,15 @@ async function takeInstance(settings: Record<string, string>): Promise<DuckDBIns
   const key = JSON.stringify(settings);
   const spare = spares.get(key);
   spares.delete(key);
-  return (await spare?.catch(() => undefined)) ?? DuckDBInstance.create(":memory:", settings);
+  return (
+    (await spare?.catch(() => undefined)) ?? (await loadDuckDB()).DuckDBInstance.create(":memory:", settings)
+  );
 }
 
 function keepSpare(settings: Record<string, string>): void {
   const key = JSON.stringify(settings);
   if (spares.has(key)) return;
-  const created = DuckDBInstance.create(":memory:", settings);
+  const created = loadDuckDB().then(({ DuckDBInstance }) => DuckDBInstance.create(":memory:", settings));
   // A failure surfaces when the spare is taken: `open` then creates a database as usual.
   created.catch(() => {
     if (spares.get(key) === created) spares.delete(key);

@@ -33,10 +33,6 @@ function servicePrincipal(
   http: HttpOptions,
   clock: Clock,
 ): TokenSource {
-  const authorization = `Basic ${basic(auth)}`;
-  // `send` sets bearer tokens only; the token endpoint wants the client as Basic credentials.
-  const withBasic: typeof fetch = (url, init) =>
-    http.fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization } });
   return new OAuthTokens(
     [auth.clientSecret, basic(auth)],
     async (secrets) => {
@@ -46,8 +42,10 @@ function servicePrincipal(
         url: tokenUrl,
         contentType: "application/x-www-form-urlencoded",
         body: new URLSearchParams({ grant_type: "client_credentials", scope: "all-apis" }).toString(),
+        // The token endpoint wants the client as HTTP Basic credentials.
+        authorization: `Basic ${basic(auth)}`,
       };
-      const answer = await send({ ...http, fetch: withBasic }, exchange);
+      const answer = await send(http, exchange);
       if (answer.status !== 200) {
         const hint =
           answer.status === 400 || answer.status === 401

@@ -14,7 +14,14 @@
 import { type Clock, systemClock } from "@lakesmith/shared/time";
 import { z } from "zod";
 import { isTokenRefusal, type TokenSource } from "../../iceberg/rest/auth.ts";
-import { type Answer, type Exchange, type FetchFn, malformed, send } from "../../iceberg/rest/http.ts";
+import {
+  type Answer,
+  type Exchange,
+  type FetchFn,
+  type HttpOptions,
+  malformed,
+  send,
+} from "../../iceberg/rest/http.ts";
 import { type UnityAuth, unityTokenSource } from "./auth.ts";
 import { unityStatusError } from "./errors.ts";
 
@@ -60,7 +67,7 @@ const Lists = {
  */
 export class UnityClient {
   readonly base: string;
-  private readonly http: { fetch: FetchFn; timeoutMs: number };
+  private readonly http: HttpOptions;
   private readonly auth: TokenSource;
 
   constructor(options: UnityClientOptions) {
@@ -70,7 +77,7 @@ export class UnityClient {
     const root = options.workspaceUrl.replace(/\/+$/, "");
     const origin = root.endsWith(API_PATH) ? root.slice(0, -API_PATH.length) : root;
     this.base = `${origin}${API_PATH}`;
-    this.http = { fetch: options.fetch ?? fetch, timeoutMs: options.timeoutMs ?? 30_000 };
+    this.http = { fetch: options.fetch, timeoutMs: options.timeoutMs ?? 30_000 };
     this.auth = unityTokenSource(options.auth, origin, this.http, options.clock ?? systemClock);
   }
 

@@ -18,7 +18,15 @@ import { parseTableMetadata, type TableMetadata } from "../metadata.ts";
 import { isTokenRefusal, type RestCatalogAuth, type TokenSource, tokenSource } from "./auth.ts";
 import { type CommitResult, commitStateUnknown, type TableCommit } from "./commit.ts";
 import { RestCatalogError } from "./errors.ts";
-import { type Answer, type Exchange, type FetchFn, malformed, send, statusError } from "./http.ts";
+import {
+  type Answer,
+  type Exchange,
+  type FetchFn,
+  type HttpOptions,
+  malformed,
+  send,
+  statusError,
+} from "./http.ts";
 import {
   catalogBase,
   DEFAULT_NAMESPACE_SEPARATOR,
@@ -80,7 +88,12 @@ const TablesBody = z.object({
   identifiers: z.array(z.object({ namespace: z.array(z.string()), name: z.string() })).default([]),
   "next-page-token": PageToken,
 });
-const Metadata = z.record(z.string(), z.unknown());
+// Only checked to be an object here: `parseTableMetadata` validates it field by field (a
+// `z.record` would copy every key of a large metadata document first).
+const Metadata = z.custom<Record<string, unknown>>(
+  (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+  "expected an object",
+);
 const LoadTableBody = z.object({
   "metadata-location": z.string().nullish(),
   metadata: Metadata,
@@ -106,7 +119,7 @@ interface Paths {
  */
 export class RestCatalogClient {
   readonly uri: string;
-  private readonly http: { fetch: FetchFn; timeoutMs: number };
+  private readonly http: HttpOptions;
   private readonly auth: TokenSource;
   private paths: Paths | undefined;
   private configuring: Promise<CatalogConfig> | undefined;
@@ -116,7 +129,7 @@ export class RestCatalogClient {
     if (uri.username || uri.password)
       throw new Error("RestCatalogClient: put credentials in `auth`, not in the catalog URI");
     this.uri = options.uri.replace(/\/+$/, "");
-    this.http = { fetch: options.fetch ?? fetch, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS };
+    this.http = { fetch: options.fetch, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS };
     this.auth = tokenSource(options.auth, this.uri, this.http, options.clock ?? systemClock);
   }
 
