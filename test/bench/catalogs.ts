@@ -199,6 +199,7 @@ async function bench(): Promise<void> {
         },
         [],
         AGENT_BUILD,
+        (process.env.BENCH_AGENT_NODE_ARGS ?? "").split(" ").filter(Boolean),
       );
       await child.waitForLog((l) => l.msg === "session established", 30_000);
       return child;
