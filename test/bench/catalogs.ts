@@ -26,6 +26,7 @@
  */
 import { execFileSync, fork } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -66,7 +67,7 @@ interface Sync {
   /** The largest anonymous resident memory sampled during the sync (MB). */
   anonMb: { agent: number; plane: number };
   /** CPU time each process used during the sync (s). */
-  cpuS: { agent: number; plane: number };
+  cpuS: { agent: number; plane: number; catalogs: number };
   /** Why the sync did not complete, where it did not. */
   failure?: string;
   /** The job's stored result (counts only). */
@@ -107,7 +108,11 @@ async function bench(): Promise<void> {
 
   const plane = fork(fileURLToPath(import.meta.url), [], {
     env: { ...process.env, BENCH_CATALOGS_ROLE: "plane" },
-    execArgv: ["--import", fileURLToPath(new URL("../../node_modules/tsx/dist/loader.mjs", import.meta.url))],
+    execArgv: [
+      "--import",
+      fileURLToPath(new URL("../../node_modules/tsx/dist/loader.mjs", import.meta.url)),
+      ...(process.env.BENCH_PLANE_NODE_ARGS ?? "").split(" ").filter(Boolean),
+    ],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   const catalogs: { close(): Promise<void> }[] = [];
@@ -211,7 +216,11 @@ async function bench(): Promise<void> {
       resetPeakRss(agent?.child.pid);
       resetPeakRss(plane.pid);
       const started = performance.now();
-      const cpuBefore = { agent: cpuMs(agent?.child.pid), plane: cpuMs(plane.pid) };
+      const cpuBefore = {
+        agent: cpuMs(agent?.child.pid),
+        plane: cpuMs(plane.pid),
+        catalogs: cpuMs(process.pid),
+      };
       const anon = { agent: 0, plane: 0 };
       const sampleAnon = () => {
         anon.agent = Math.max(anon.agent, anonRss(agent?.child.pid));
@@ -226,6 +235,7 @@ async function bench(): Promise<void> {
         cpuS: {
           agent: (cpuMs(agent?.child.pid) - cpuBefore.agent) / 1000,
           plane: (cpuMs(plane.pid) - cpuBefore.plane) / 1000,
+          catalogs: (cpuMs(process.pid) - cpuBefore.catalogs) / 1000,
         },
       });
       if (queued.status !== 202)
@@ -281,7 +291,7 @@ async function bench(): Promise<void> {
         : `agent peak ${s.agentMb.toFixed(0)} MB, control plane ${s.planeMb.toFixed(0)} MB`;
       say(`  ${what}: ${s.ok ? "" : "FAILED after "}${s.seconds.toFixed(1)} s (${time}); ${rss}`);
       say(
-        `    anonymous memory peak (sampled every 100 ms; RSS also counts the database file's mapped pages): agent ${s.anonMb.agent.toFixed(0)} MB, control plane ${s.anonMb.plane.toFixed(0)} MB; CPU agent ${s.cpuS.agent.toFixed(1)} s, control plane ${s.cpuS.plane.toFixed(1)} s`,
+        `    anonymous memory peak (sampled every 100 ms; RSS also counts the database file's mapped pages): agent ${s.anonMb.agent.toFixed(0)} MB, control plane ${s.anonMb.plane.toFixed(0)} MB; CPU agent ${s.cpuS.agent.toFixed(1)} s, control plane ${s.cpuS.plane.toFixed(1)} s, catalog servers (this process) ${s.cpuS.catalogs.toFixed(1)} s; load average ${loadavg()[0]?.toFixed(1)}`,
       );
       if (s.result) say(`    result: ${counts(s.result)}`);
       if (s.failure) say(`    why: ${s.failure}`);

@@ -15,17 +15,15 @@ import {
   count,
   countDistinct,
   eq,
-  gte,
   inArray,
   isNull,
-  lte,
   type Placeholder,
   type SQL,
   sql,
 } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
 import { type CatalogTable, catalogConnections, catalogTables } from "../db/schema.ts";
-import { type PreparedSelect, preparedSelect } from "../db/statement-cache.ts";
+import { type PreparedSelect, preparedSelect, selectOnce } from "../db/statement-cache.ts";
 import type { Page } from "../http/pagination.ts";
 import { ApiError, notFound } from "../http/problem.ts";
 import { ListOrders, versionOf } from "./list-order.ts";
@@ -232,13 +230,15 @@ export class CatalogBrowser {
       const ordered = this.db
         .select({ fullName: catalogTables.fullName })
         .from(catalogTables)
-        .where(and(...conditionsOf(connectionId, filter)))
+        .where(and(...conditionsOf(connectionId, filter, sort_by)))
         .orderBy(...orderBy(sort_by, sort_order))
         .as("ordered");
-      const [row] = await preparedSelect(
+      // Its SQL holds the filter's values: read once, not kept prepared.
+      const row = await selectOnce(
         this.db,
         this.db.select({ names: sql<string>`json_group_array(${ordered.fullName})` }).from(ordered),
-      ).all();
+        ["names"],
+      );
       return JSON.parse(row?.names ?? "[]") as string[];
     });
     const names = order.slice(offset, offset + limit);
@@ -346,8 +346,19 @@ function orderBy(sortBy: SortKey, sortOrder: "asc" | "desc", plus: SQL = sql``):
   return NULLABLE_SORT_KEYS.has(sortBy) ? [sql`${plus}(${column} is null) asc`, ...key] : key;
 }
 
-function conditionsOf(connectionId: string, f: CatalogTablesFilter): SQL[] {
+/**
+ * The filter's conditions, the connection's first. With `walkedBy`, for reading a whole order: a
+ * size bound is then checked on the entries of the sort's index while it is walked in order
+ * (the size and last-change indexes hold the size), instead of letting SQLite read the rows in a
+ * size range and sort them, which at 100,000 tables took 200 ms rather than 15 (unary `+` keeps a
+ * column off its own indexes).
+ */
+function conditionsOf(connectionId: string, f: CatalogTablesFilter, walkedBy?: SortKey): SQL[] {
   const lowerEq = (column: AnyColumn, value: string) => sql`lower(${column}) = lower(${value})`;
+  const size =
+    walkedBy === "size_bytes" || walkedBy === "updated_at"
+      ? sql`+${catalogTables.sizeBytes}`
+      : sql`${catalogTables.sizeBytes}`;
   return [
     eq(catalogTables.connectionId, connectionId),
     f.include_deleted === "true" ? undefined : isNull(catalogTables.deletedAt),
@@ -361,8 +372,8 @@ function conditionsOf(connectionId: string, f: CatalogTablesFilter): SQL[] {
       : undefined,
     f.format !== undefined ? lowerEq(catalogTables.format, f.format) : undefined,
     f.table_type !== undefined ? lowerEq(catalogTables.tableType, f.table_type) : undefined,
-    f.min_size_bytes !== undefined ? gte(catalogTables.sizeBytes, f.min_size_bytes) : undefined,
-    f.max_size_bytes !== undefined ? lte(catalogTables.sizeBytes, f.max_size_bytes) : undefined,
+    f.min_size_bytes !== undefined ? sql`${size} >= ${f.min_size_bytes}` : undefined,
+    f.max_size_bytes !== undefined ? sql`${size} <= ${f.max_size_bytes}` : undefined,
     f.has_partitions !== undefined ? eq(catalogTables.hasPartitions, f.has_partitions === "true") : undefined,
   ].filter((c): c is SQL => c !== undefined);
 }

@@ -5,7 +5,7 @@ import { asc, eq, sql } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import { type NodeDatabase, openNodeDatabase } from "../adapter/node-db.ts";
 import { apiKeys, users } from "./schema.ts";
-import { preparedSelect, type StatementCache, useStatementCache } from "./statement-cache.ts";
+import { preparedSelect, type StatementCache, selectOnce, useStatementCache } from "./statement-cache.ts";
 
 const opened: { database: NodeDatabase; dir?: string }[] = [];
 
@@ -164,5 +164,50 @@ describe("preparedSelect", () => {
     expect(await byId.get({ id: "usr_b" })).toEqual(
       (await db.select().from(users).where(eq(users.id, "usr_b")))[0],
     );
+  });
+});
+
+describe("selectOnce", () => {
+  it("reads through the connection's one-off path, never the kept statements, and maps fields in select order", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lakesmith-statements-"));
+    const database = await openNodeDatabase(`file:${join(dir, "test.db")}`);
+    opened.push({ database, dir });
+    const statements = database.statements as StatementCache;
+    const kept: string[] = [];
+    const once: string[] = [];
+    useStatementCache(database.db, {
+      rows(text, params) {
+        kept.push(text);
+        return statements.rows(text, params);
+      },
+      once(text, params) {
+        once.push(text);
+        return statements.once?.(text, params) ?? [];
+      },
+    });
+    await seed(database.db);
+    const names = (role: string) =>
+      selectOnce(
+        database.db,
+        database.db
+          .select({ n: sql<number>`count(*)`, names: sql<string>`group_concat(${users.username})` })
+          .from(users)
+          .where(eq(users.role, role)),
+        ["n", "names"],
+      );
+    expect(await names("Admin")).toEqual({ n: 1, names: "ada" });
+    expect(await names("Viewer")).toEqual({ n: 1, names: "bob" });
+    expect(once).toHaveLength(2);
+    expect(kept).toEqual([]);
+  });
+
+  it("runs the query itself where the database has no cache", async () => {
+    const database = await openNodeDatabase("file::memory:");
+    opened.push({ database });
+    await seed(database.db);
+    const row = await selectOnce(database.db, database.db.select({ n: sql<number>`count(*)` }).from(users), [
+      "n",
+    ]);
+    expect(row).toEqual({ n: 2 });
   });
 });

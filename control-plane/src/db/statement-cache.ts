@@ -29,6 +29,11 @@ export interface StatementCache {
    * the row, is most of the cost of a lookup by key).
    */
   row?(sql: string, params: unknown[]): unknown[] | undefined;
+  /**
+   * The rows of a read made once (its SQL holds values, like a list order built for one filter):
+   * prepared, run and let go, never kept, so such reads don't grow the cache.
+   */
+  once?(sql: string, params: unknown[]): unknown[][];
 }
 
 const caches = new WeakMap<object, StatementCache>();
@@ -105,4 +110,25 @@ export function preparedRows<T extends Record<string, unknown>>(
       });
     },
   };
+}
+
+/**
+ * The first row of a read made once (values in its SQL, see `StatementCache.once`), as an object
+ * with `fields`' keys in select order; through the database's own connection where it has no cache.
+ */
+export async function selectOnce<T extends Record<string, unknown>>(
+  db: object,
+  query: RenderableQuery<T> & PromiseLike<T[]>,
+  fields: readonly (keyof T & string)[],
+): Promise<T | undefined> {
+  const cache = caches.get(db);
+  if (!cache?.once) return (await query)[0];
+  const { sql, params } = query.toSQL();
+  const [row] = cache.once(sql, params);
+  if (!row) return undefined;
+  const out: Record<string, unknown> = {};
+  fields.forEach((field, i) => {
+    out[field] = row[i];
+  });
+  return out as T;
 }
