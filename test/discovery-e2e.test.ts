@@ -6,48 +6,29 @@
  * from scratch) and a restart that reads every bin again; and one run on the loopback S3 server.
  */
 import { mkdtempSync } from "node:fs";
-import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FileStore, S3Store } from "../agent/src/store/index.ts";
 import { type InventoryObject, writeInventoryReport } from "../agent/test/support/inventory.ts";
-import { type LocalS3, S3RVER_CREDENTIALS, startS3rver } from "../agent/test/support/local-s3.ts";
-import type { ChildAgent } from "./support/agents.ts";
-import { connectedChildAgent, eventually, startPlane, type TestPlane } from "./support/plane.ts";
+import type { LocalS3 } from "../agent/test/support/local-s3.ts";
+import { type LakeSuite, startLakeSuite } from "./support/lake-suite.ts";
+import { eventually, type TestPlane } from "./support/plane.ts";
 
 const BASE = "/api/v1/object-maintenance";
 const DAY = 86_400_000;
 const root = mkdtempSync(join(tmpdir(), "discovery-e2e-"));
 let s3: LocalS3;
 let plane: TestPlane;
-const children: ChildAgent[] = [];
+let suite: LakeSuite;
 
 beforeAll(async () => {
-  s3 = await startS3rver();
-  plane = await startPlane();
-  await connectedChildAgent(
-    plane,
-    "discovery-agent",
-    {
-      LAKESMITH_AGENT_ALLOW: `file://${root},s3://lake`,
-      LAKESMITH_AGENT_S3_ENDPOINT: s3.endpoint,
-      LAKESMITH_AGENT_S3_FORCE_PATH_STYLE: "true",
-      LAKESMITH_AGENT_S3_REGION: "us-east-1",
-      AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
-    },
-    children,
-  );
+  suite = await startLakeSuite(root, "discovery-agent");
+  ({ plane, s3 } = suite);
   const setting = await plane.api("PUT", "/api/v1/config", { min_discovery_prefix_size_mb: 0.01 });
   expect(setting.status, JSON.stringify(setting.body)).toBe(200);
 }, 60_000);
-afterAll(async () => {
-  for (const c of children.splice(0)) if (c.child.exitCode === null) c.child.kill("SIGKILL");
-  await plane?.stop();
-  await s3?.close();
-  await rm(root, { recursive: true, force: true });
-});
+afterAll(() => suite?.stop());
 
 const at = (ageDays: number) => new Date(Date.now() - ageDays * DAY);
 const obj = (key: string, size: number, ageDays = 10): InventoryObject => ({

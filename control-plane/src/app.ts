@@ -24,6 +24,7 @@ import { handleError, problemResponse } from "./http/problem.ts";
 import { newRouter } from "./http/router.ts";
 import { jobRoutes } from "./jobs/routes.ts";
 import { notificationRoutes } from "./notifications/routes.ts";
+import { prefixRunRoutes } from "./object-maintenance/conversion/routes.ts";
 import { discoveryRoutes } from "./object-maintenance/discovery/routes.ts";
 import { objectMaintenanceRoutes } from "./object-maintenance/routes.ts";
 import { onboardingRoutes } from "./onboarding/routes.ts";
@@ -95,6 +96,7 @@ export function buildApp(services: Services, options: AppOptions = {}) {
   app.route("/", catalogRoutes);
   app.route("/", objectMaintenanceRoutes);
   app.route("/", discoveryRoutes);
+  app.route("/", prefixRunRoutes);
   app.route("/", notificationRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

@@ -3,6 +3,7 @@ import { catalogSyncKind, catalogTestKind } from "./catalog-connections/kinds.ts
 import { crunchKind, optimizeKind } from "./crunch/kind.ts";
 import { noopKind, sleepKind } from "./jobs/diagnostic.ts";
 import type { JobKind } from "./jobs/kinds.ts";
+import { convertKind, prefixHardDeleteKind, removeInputsKind } from "./object-maintenance/conversion/kind.ts";
 import { discoveryKind } from "./object-maintenance/discovery/kind.ts";
 import { onboardingKind } from "./onboarding/kind.ts";
 import { partitionExpirationKind } from "./partition-expiration/kind.ts";
@@ -20,6 +21,9 @@ export const PLATFORM_JOB_KINDS: readonly JobKind<unknown>[] = [
   catalogTestKind,
   catalogSyncKind,
   discoveryKind,
+  convertKind,
+  removeInputsKind,
+  prefixHardDeleteKind,
   noopKind,
   sleepKind,
 ];

@@ -27,6 +27,8 @@ import { DEFAULT_LEASE_TIMINGS, JobService, type LeaseTimings } from "./jobs/ser
 import { PLATFORM_JOB_KINDS } from "./kinds.ts";
 import type { Transports } from "./notifications/dispatcher.ts";
 import { NotificationService } from "./notifications/service.ts";
+import { ConversionSchedule } from "./object-maintenance/conversion/scheduled.ts";
+import { PrefixRunService } from "./object-maintenance/conversion/service.ts";
 import { DiscoverySchedule } from "./object-maintenance/discovery/scheduled.ts";
 import { DiscoveryService } from "./object-maintenance/discovery/service.ts";
 import { ObjectMaintenanceService } from "./object-maintenance/service.ts";
@@ -117,6 +119,8 @@ export interface Services {
   objectMaintenance: ObjectMaintenanceService;
   /** Discovery attempts of object-maintenance locations. */
   discovery: DiscoveryService;
+  /** Managed prefixes' conversion and maintenance jobs: actions and runs. */
+  prefixRuns: PrefixRunService;
   scheduler: Scheduler;
   /** The notification outbox and the reports; its `tick` runs beside the scheduler's. */
   notifications: NotificationService;
@@ -151,6 +155,7 @@ export function createServices(deps: AppDeps): Services {
   const pendingDeletions = new PendingDeletionService(deps.db, clock, jobs, tables, catalogRefs);
   const catalogJobs = new CatalogJobService(deps.db, clock, jobs, config, catalogConnections);
   const discovery = new DiscoveryService(deps.db, clock, jobs, cancel, config);
+  const prefixRuns = new PrefixRunService(deps.db, jobs);
   const auth = new AuthService(
     deps.db,
     config,
@@ -187,10 +192,12 @@ export function createServices(deps: AppDeps): Services {
     catalogDirectory: new CatalogDirectory(deps.db),
     objectMaintenance: new ObjectMaintenanceService(deps.db, clock, discovery),
     discovery,
+    prefixRuns,
     scheduler: new Scheduler(deps.db, clock, jobs, config, {
       catalogs: new CatalogSchedule(deps.db, catalogJobs, cancel),
       linked: new LinkedJobRelease(deps.db, jobs, tables, catalogRefs, cancel),
       discovery: new DiscoverySchedule(deps.db, discovery),
+      conversions: new ConversionSchedule(deps.db, prefixRuns),
     }),
     notifications: new NotificationService(deps.db, clock, config, deps.notifications ?? {}),
     hub,

@@ -469,7 +469,7 @@ export const PENDING_DELETION_STATUSES = [
 export type PendingDeletionStatus = (typeof PENDING_DELETION_STATUSES)[number];
 /** Statuses in which a file may still be deleted: one record per (table, path) at most. */
 export const LIVE_DELETION_STATUSES = ["PENDING_DELETE", "RECOVERING", "DELETING"] as const;
-export const DELETION_ACTION_TYPES = ["vacuum", "partition_expiration", "crunch"] as const;
+export const DELETION_ACTION_TYPES = ["vacuum", "partition_expiration", "crunch", "remove_inputs"] as const;
 export type DeletionActionType = (typeof DELETION_ACTION_TYPES)[number];
 export const DELETION_REASONS = [
   "tombstone",
@@ -477,6 +477,7 @@ export const DELETION_REASONS = [
   "expired_partition",
   "expired_snapshot",
   "superseded",
+  "converted_input",
 ] as const;
 export type DeletionReason = (typeof DELETION_REASONS)[number];
 export const DELETION_VACUUM_MODES = ["lite", "full"] as const satisfies readonly VacuumMode[];
@@ -490,8 +491,11 @@ export const pendingDeletions = sqliteTable(
   "pending_deletions",
   {
     id: text("id").primaryKey(),
-    tableId: text("table_id").notNull(),
-    /** The vacuum or partition_expiration job that proposed the file. */
+    /** The table whose file it is; null for a prefix's record (`prefixId`). */
+    tableId: text("table_id"),
+    /** The managed prefix whose converted input it is (`remove_inputs`); null for a table's record. */
+    prefixId: text("prefix_id"),
+    /** The vacuum, partition_expiration, crunch or prefix_remove_inputs job that proposed the file. */
     sourceJobId: text("source_job_id").notNull(),
     actionType: text("action_type", { enum: DELETION_ACTION_TYPES }).notNull(),
     /** The vacuum's mode; null for expiration records. */
@@ -526,6 +530,10 @@ export const pendingDeletions = sqliteTable(
       .on(t.tableId, t.path)
       .where(sql`${t.status} in ('PENDING_DELETE', 'RECOVERING', 'DELETING')`),
     index("pending_deletions_recovered_path_idx").on(t.tableId, t.path).where(sql`${t.status} = 'RECOVERED'`),
+    uniqueIndex("pending_deletions_prefix_live_path_idx")
+      .on(t.prefixId, t.path)
+      .where(sql`${t.prefixId} is not null and ${t.status} in ('PENDING_DELETE', 'RECOVERING', 'DELETING')`),
+    index("pending_deletions_prefix_created_idx").on(t.prefixId, t.createdAt),
     // Every key below ends in the rowid SQLite appends to each index entry: a job's records share
     // created_at and eligible_at, so they are appended in insertion order instead of scattered by
     // their random ids (100,000 records: about 7 s with (..., id) keys, under 2 s with these).
@@ -727,12 +735,43 @@ export const prefixPolicies = sqliteTable(
     policy: text("policy", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
     createdBy: text("created_by"),
     createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+    /** The active version's next scheduled conversion (its convert's cadence and run time); null when none. */
+    nextRunAt: integer("next_run_at", { mode: "timestamp_ms" }),
   },
   (t) => [
     uniqueIndex("prefix_policies_version_idx").on(t.prefixId, t.version),
     uniqueIndex("prefix_policies_active_idx").on(t.prefixId).where(sql`${t.active} = 1`),
+    index("prefix_policies_due_idx").on(t.nextRunAt).where(sql`${t.active} = 1`),
   ],
 );
+
+export const PREFIX_ACTIONS = ["convert", "remove_inputs"] as const;
+export type PrefixAction = (typeof PREFIX_ACTIONS)[number];
+export const PREFIX_RUN_TRIGGERS = ["schedule", "action"] as const;
+
+/**
+ * One conversion or maintenance job of a managed prefix (the API's runs), queued by its policy's
+ * schedule or by an ad-hoc action (the API's actions: the rows with trigger `action`). The job row
+ * holds its status and metrics; this row ties it to the prefix and says why it ran.
+ */
+export const prefixRuns = sqliteTable(
+  "prefix_runs",
+  {
+    jobId: text("job_id").primaryKey(),
+    prefixId: text("prefix_id").notNull(),
+    action: text("action", { enum: PREFIX_ACTIONS }).notNull(),
+    trigger: text("trigger", { enum: PREFIX_RUN_TRIGGERS }).notNull(),
+    /** The policy version whose settings the job ran with. */
+    policyVersion: integer("policy_version"),
+    requestedBy: text("requested_by"),
+    createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [
+    index("prefix_runs_prefix_idx").on(t.prefixId, t.createdAt),
+    index("prefix_runs_trigger_idx").on(t.prefixId, t.trigger, t.createdAt),
+  ],
+);
+export type PrefixRun = typeof prefixRuns.$inferSelect;
 
 export const DISCOVERY_STATUSES = [
   "queued",

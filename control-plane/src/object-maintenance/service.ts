@@ -37,6 +37,7 @@ import {
 import type { Page } from "../http/pagination.ts";
 import { ApiError, conflict, invalidField, notFound } from "../http/problem.ts";
 import { isUniqueViolation } from "../tables/service.ts";
+import { nextSlot } from "./conversion/slots.ts";
 import type { DiscoveryService } from "./discovery/service.ts";
 import { LOCATION_SCHEMES, type LocationCreate, type LocationUpdate, type PolicyUpsert } from "./schemas.ts";
 
@@ -365,6 +366,7 @@ export class ObjectMaintenanceService {
           policy: sql`${JSON.stringify(policy)}`,
           createdBy: sql`${actor}`,
           createdAt: sql`${now.getTime()}`,
+          nextRunAt: sql`${policy.convert ? nextSlot(policy.convert, now).getTime() : null}`,
         },
         sql`from ${prefixPolicies} where ${prefixPolicies.prefixId} = ${prefixId}`,
       ),

@@ -1,5 +1,5 @@
 /**
- * Turns the files a succeeded vacuum, partition expiration or Hive crunch reported into PENDING_DELETE records,
+ * Turns the files a succeeded vacuum, partition expiration, Hive crunch or prefix_remove_inputs reported into PENDING_DELETE records,
  * in the same batch as the job's end (finish hooks), so a job never ends without its records or
  * leaves records behind a job that did not end. Dry runs and validates record nothing; scheduled
  * runs (whose payload carries no `dry_run`) are real runs.
@@ -29,6 +29,7 @@ import {
   type VacuumResult,
   VacuumResultSchema,
 } from "@lakesmith/shared/maintenance";
+import { RemoveInputsResultSchema } from "@lakesmith/shared/prefix-conversion";
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import { settingSql } from "../config/service.ts";
 import type { Db } from "../db/index.ts";
@@ -55,6 +56,14 @@ export const recordVacuumFiles: FinishHook = ({ db }, job, end, ended) =>
  */
 export const recordSupersededFiles: FinishHook = ({ db }, job, end, ended) =>
   new DeletionRecorder(db).crunch(job, end, ended);
+
+/**
+ * The finish hook of `prefix_remove_inputs` jobs: the converted inputs they proposed become
+ * PENDING_DELETE records of the prefix (`prefix_id`, no table), never a path whose record of the
+ * same prefix was recovered.
+ */
+export const recordRemovedInputs: FinishHook = ({ db }, job, end, ended) =>
+  new DeletionRecorder(db).removedInputs(job, end, ended);
 
 /** The finish hook of `partition_expiration` jobs: their expired files become PENDING_DELETE records. */
 export const recordExpiredFiles: FinishHook = ({ db }, job, end, ended) =>
@@ -153,11 +162,32 @@ class DeletionRecorder {
     ];
   }
 
+  removedInputs(job: Job, end: JobEnd, ended: SQL): Statements {
+    if (end.status !== "succeeded" || !RemoveInputsResultSchema.safeParse(end.result).success) return [];
+    const insert = this.insertFrom(job, ended, {
+      tableId: sql`null`,
+      prefixId: sql`json_extract(j.payload, '$.prefix_id')`,
+      actionType: sql`'remove_inputs'`,
+      vacuumMode: sql`null`,
+      reason: sql`'converted_input'`,
+      partition: sql`null`,
+      file: sql`null`,
+      eligibleAt: sql`j.finished_at + ${grace()}`,
+      extraWhere: sql`not exists (select 1 from ${pendingDeletions} k
+        where k.prefix_id = json_extract(j.payload, '$.prefix_id') and k.path = json_extract(f.value, '$.path')
+          and k.status = 'RECOVERED')`,
+    });
+    return [insert, this.keepCountsOnly(job, ended, sql``)];
+  }
+
   /** One record per file of the job's stored result (`$.files`, or the files `kind.files` names as `f`). */
   private insertFrom(
     job: Job,
     ended: SQL,
     kind: {
+      /** The record's owner: the job's table unless given (a prefix's record has none). */
+      tableId?: SQL;
+      prefixId?: SQL;
       actionType: SQL;
       vacuumMode: SQL;
       reason: SQL;
@@ -174,7 +204,8 @@ class DeletionRecorder {
       pendingDeletions,
       {
         id: recordId,
-        tableId: sql`j.table_id`,
+        tableId: kind.tableId ?? sql`j.table_id`,
+        prefixId: kind.prefixId ?? nil,
         sourceJobId: sql`j.id`,
         actionType: kind.actionType,
         vacuumMode: kind.vacuumMode,

@@ -34,7 +34,7 @@ const list = defineRoute({
   tags,
   summary: "Files proposed for deletion, newest first",
   description:
-    "Every file a real vacuum or partition expiration proposed is one record; records are never removed (a DELETED record is the audit of the delete) " +
+    "Every file a real vacuum, partition expiration, Hive crunch or removal of a managed prefix's converted inputs proposed is one record (a table's, `table_id`, or a prefix's, `prefix_id`); records are never removed (a DELETED record is the audit of the delete) " +
     "and outlive their table. Filters combine. " +
     `Default \`limit\` 20, maximum ${PENDING_DELETION_PAGE_MAX}.\n\n${STATUS_DESCRIPTION}`,
   access: access.read("deletions"),
@@ -50,7 +50,7 @@ const stats = defineRoute({
   tags,
   summary: "Pending deletions counted by status",
   description:
-    "Counts and bytes per status (every status present, 0 when none), of every table or of `table_id` (an unknown table counts zero), " +
+    "Counts and bytes per status (every status present, 0 when none), of every table and managed prefix, of `table_id` or of `prefix_id` (an unknown one counts zero), " +
     "and `eligible_now`: how many records POST /api/v1/vacuum/hard-delete would pick at this moment.",
   access: access.read("deletions"),
   request: { query: StatsQuery },
@@ -102,9 +102,17 @@ export const pendingDeletionRoutes = newRouter()
   })
   // Before `{deletion_id}`, so `stats` is never taken for an id.
   .openapi(stats, async (c) => {
-    const s = await c.var.services.pendingDeletions.stats(c.req.valid("query").table_id);
+    const { table_id, prefix_id } = c.req.valid("query");
+    const s = await c.var.services.pendingDeletions.stats(table_id, prefix_id);
     return c.json(
-      { table_id: s.tableId, counts: s.counts, bytes: s.bytes, total: s.total, eligible_now: s.eligibleNow },
+      {
+        table_id: s.tableId,
+        prefix_id: s.prefixId,
+        counts: s.counts,
+        bytes: s.bytes,
+        total: s.total,
+        eligible_now: s.eligibleNow,
+      },
       200,
     );
   })

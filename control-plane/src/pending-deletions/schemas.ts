@@ -26,13 +26,21 @@ export const STATUS_DESCRIPTION =
 export const PendingDeletionSchema = z
   .object({
     id: z.string().openapi({ example: "del_4k9x2m7q0c1v8b3n5z6t" }),
-    table_id: z.string(),
+    table_id: z
+      .string()
+      .nullable()
+      .openapi({ description: "The table whose file it is; null for a prefix's record." }),
+    prefix_id: z.string().nullable().openapi({
+      description:
+        "The managed prefix (object maintenance) whose converted input it is (`remove_inputs`); null for a table's record.",
+    }),
     source_job_id: z.string().openapi({
-      description: "The vacuum, partition_expiration or (Hive) crunch job that proposed the file.",
+      description:
+        "The vacuum, partition_expiration, (Hive) crunch or prefix_remove_inputs job that proposed the file.",
     }),
     action_type: z.enum(DELETION_ACTION_TYPES).openapi({
       description:
-        "vacuum: proposed by a vacuum (on an Iceberg table: its snapshot expiry and orphan cleanup); partition_expiration: removed by a partition expiration (Delta); crunch: in a folder a crunch of a Hive table moved a partition (or the table) away from.",
+        "vacuum: proposed by a vacuum (on an Iceberg table: its snapshot expiry and orphan cleanup); partition_expiration: removed by a partition expiration (Delta); crunch: in a folder a crunch of a Hive table moved a partition (or the table) away from; remove_inputs: a managed prefix's JSON input, converted to Parquet longer ago than its policy's `remove_inputs.retention_days` (recover keeps it at once, and a later removal never proposes it again).",
     }),
     vacuum_mode: z.enum(DELETION_VACUUM_MODES).nullable().openapi({
       description:
@@ -41,11 +49,12 @@ export const PendingDeletionSchema = z
     reason: z.enum(DELETION_REASONS).openapi({
       description:
         "tombstone: removed from a Delta table longer ago than the retention; orphan: referenced by no metadata of the table (Delta log, or any Iceberg snapshot, manifest or metadata file) and older than 72 hours; " +
-        "expired_partition: removed by a partition expiration; superseded: in a Hive partition's old folder, which the table no longer reads since a crunch moved the partition to its rewritten folder (recovering any one record of the folder moves the partition back and recovers every record of the folder; a recover job does it, as for expiration records); expired_snapshot: referenced only by Iceberg snapshots that the vacuum expired (the snapshots are gone from the table's metadata; recovering the record keeps the file, it does not bring the snapshot back).",
+        "expired_partition: removed by a partition expiration; superseded: in a Hive partition's old folder, which the table no longer reads since a crunch moved the partition to its rewritten folder (recovering any one record of the folder moves the partition back and recovers every record of the folder; a recover job does it, as for expiration records); converted_input: a prefix's input whose rows the Parquet under the policy's target prefix holds (the conversion's manifest records it); expired_snapshot: referenced only by Iceberg snapshots that the vacuum expired (the snapshots are gone from the table's metadata; recovering the record keeps the file, it does not bring the snapshot back).",
     }),
-    path: z
-      .string()
-      .openapi({ description: "Relative to the table's root.", example: "date=2026-01-01/part-0.parquet" }),
+    path: z.string().openapi({
+      description: "Relative to the table's root, or to the prefix for a prefix's record.",
+      example: "date=2026-01-01/part-0.parquet",
+    }),
     size_bytes: z.number(),
     partition: z.string().nullable().openapi({
       description:
@@ -56,7 +65,8 @@ export const PendingDeletionSchema = z
     eligible_at: z.string().openapi({
       description:
         "From when hard-delete may pick the record. Vacuum: when the vacuum ended + pending_deletion_grace_hours. " +
-        "Partition expiration: the later of the commit + the table's retention and the expiration's end + pending_deletion_grace_hours.",
+        "Partition expiration: the later of the commit + the table's retention and the expiration's end + pending_deletion_grace_hours. " +
+        "Converted input: when the removal ended + pending_deletion_grace_hours.",
     }),
     recoverable: z
       .boolean()
@@ -83,6 +93,9 @@ export type PendingDeletionWire = z.infer<typeof PendingDeletionSchema>;
 export const PendingDeletionQuery = pageQuery(20, PENDING_DELETION_PAGE_MAX).extend({
   status: z.enum(PENDING_DELETION_STATUSES).optional(),
   table_id: z.string().min(1).max(64).optional(),
+  prefix_id: z.string().min(1).max(64).optional().openapi({
+    description: "Only the records of one managed prefix (converted inputs proposed for removal).",
+  }),
   action_type: z.enum(DELETION_ACTION_TYPES).optional(),
   vacuum_mode: z.enum(DELETION_VACUUM_MODES).optional(),
   source_job_id: z
@@ -107,6 +120,7 @@ const byStatus = (description: string) =>
 export const PendingDeletionStatsSchema = z
   .object({
     table_id: z.string().nullable(),
+    prefix_id: z.string().nullable(),
     counts: byStatus("Records per status; every status is present, 0 when none."),
     bytes: byStatus("Sum of size_bytes per status."),
     total: z.number().int(),
@@ -119,6 +133,12 @@ export const PendingDeletionStatsSchema = z
 
 export const StatsQuery = z.object({
   table_id: z.string().min(1).max(64).optional().openapi({ description: "Only this table's records." }),
+  prefix_id: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .openapi({ description: "Only this managed prefix's records (ignored with table_id)." }),
 });
 
 export const RecoverRequestSchema = z

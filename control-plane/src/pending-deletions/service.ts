@@ -1,6 +1,8 @@
 /**
- * Pending deletions (document 1): the records of files a vacuum or a partition expiration proposed
- * for deletion (`record.ts` writes them), their lists and stats, and recover.
+ * Pending deletions (document 1): the records of files a vacuum, a partition expiration, a Hive
+ * crunch or a prefix's removal of converted inputs proposed for deletion (`record.ts` writes them),
+ * their lists and stats, and recover. A record belongs to a table (`table_id`) or to a managed
+ * prefix (`prefix_id`, `remove_inputs` records).
  *
  * Recover keeps a PENDING_DELETE record's file for good. Every move is one conditional UPDATE on
  * the record's status, so of two recovers (or a recover and a hard-delete) racing on one record
@@ -8,6 +10,8 @@
  *
  *   vacuum record:     PENDING_DELETE ──recover──▶ RECOVERED (at once: the file was never part of
  *                      the table, keeping it is all there is to do)
+ *   prefix record:     as a vacuum record: the input was copied into Parquet, never moved; a
+ *                      later removal never proposes its path again
  *   expiration record: PENDING_DELETE ──recover──▶ RECOVERING ──recover job succeeded──▶ RECOVERED
  *                                                      └──job failed or cancelled──▶ PENDING_DELETE
  *   Hive crunch record: as an expiration record, but for its whole folder: recovering one record
@@ -35,6 +39,7 @@ import {
   exists,
   lte,
   notExists,
+  or,
   type Placeholder,
   type SQL,
   sql,
@@ -48,6 +53,7 @@ import {
   type PendingDeletion,
   type PendingDeletionStatus,
   pendingDeletions,
+  prefixes,
 } from "../db/schema.ts";
 import { type PreparedSelect, preparedSelect } from "../db/statement-cache.ts";
 import type { Page } from "../http/pagination.ts";
@@ -60,6 +66,7 @@ import type { PendingDeletionFilter } from "./schemas.ts";
 
 export interface PendingDeletionStats {
   tableId: string | null;
+  prefixId: string | null;
   counts: Record<PendingDeletionStatus, number>;
   bytes: Record<PendingDeletionStatus, number>;
   total: number;
@@ -74,7 +81,9 @@ interface ListStatements {
   page: PreparedSelect<PendingDeletion>;
   total: PreparedSelect<{ n: number }>;
 }
-/** The stats' statements, for all tables or one (`tableId`); `now` in epoch ms. */
+/** Whose records the stats count: all, one table's (`tableId`) or one prefix's (`prefixId`). */
+type StatsScope = "all" | "table" | "prefix";
+/** The stats' statements, for one scope; `now` in epoch ms. */
 interface StatsStatements {
   byStatus: PreparedSelect<{ status: PendingDeletionStatus; n: number; bytes: number }>;
   eligible: PreparedSelect<{ n: number }>;
@@ -84,6 +93,7 @@ interface StatsStatements {
 const FILTER_COLUMNS = {
   status: pendingDeletions.status,
   table_id: pendingDeletions.tableId,
+  prefix_id: pendingDeletions.prefixId,
   action_type: pendingDeletions.actionType,
   vacuum_mode: pendingDeletions.vacuumMode,
   source_job_id: pendingDeletions.sourceJobId,
@@ -93,7 +103,7 @@ type FilterField = keyof typeof FILTER_COLUMNS & keyof PendingDeletionFilter;
 export class PendingDeletionService {
   // Reads built once per shape and kept prepared (`db/statement-cache.ts`): at most 32 list shapes.
   private readonly lists = new Map<string, ListStatements>();
-  private readonly statsByScope = new Map<boolean, StatsStatements>();
+  private readonly statsByScope = new Map<StatsScope, StatsStatements>();
   private readonly byId;
 
   constructor(
@@ -119,7 +129,9 @@ export class PendingDeletionService {
   async list(filter: PendingDeletionFilter, offset: number, limit: number): Promise<Page<PendingDeletion>> {
     // status, action_type and vacuum_mode filter when non-empty; the ids whenever they are given.
     const fields = (Object.keys(FILTER_COLUMNS) as FilterField[]).filter((f) =>
-      f === "table_id" || f === "source_job_id" ? filter[f] !== undefined : Boolean(filter[f]),
+      f === "table_id" || f === "prefix_id" || f === "source_job_id"
+        ? filter[f] !== undefined
+        : Boolean(filter[f]),
     );
     const statements = this.listStatements(fields);
     const values = Object.fromEntries(fields.map((f) => [f, filter[f]]));
@@ -153,9 +165,10 @@ export class PendingDeletionService {
   }
 
   /** Counts and bytes per status (every status present), and how many hard-delete would pick now. */
-  async stats(tableId: string | undefined): Promise<PendingDeletionStats> {
-    const statements = this.statsStatements(tableId !== undefined);
-    const values = { tableId, now: this.clock.now().getTime() };
+  async stats(tableId: string | undefined, prefixId?: string): Promise<PendingDeletionStats> {
+    const scope: StatsScope = tableId !== undefined ? "table" : prefixId !== undefined ? "prefix" : "all";
+    const statements = this.statsStatements(scope);
+    const values = { tableId, prefixId, now: this.clock.now().getTime() };
     const [rows, eligible] = await Promise.all([
       statements.byStatus.all(values),
       statements.eligible.get(values),
@@ -168,6 +181,7 @@ export class PendingDeletionService {
     }
     return {
       tableId: tableId ?? null,
+      prefixId: prefixId ?? null,
       counts,
       bytes,
       total: rows.reduce((sum, r) => sum + r.n, 0),
@@ -175,10 +189,15 @@ export class PendingDeletionService {
     };
   }
 
-  private statsStatements(ofOneTable: boolean): StatsStatements {
-    let statements = this.statsByScope.get(ofOneTable);
+  private statsStatements(scope: StatsScope): StatsStatements {
+    let statements = this.statsByScope.get(scope);
     if (statements) return statements;
-    const ofTable = ofOneTable ? eq(pendingDeletions.tableId, sql.placeholder("tableId")) : undefined;
+    const ofTable =
+      scope === "table"
+        ? eq(pendingDeletions.tableId, sql.placeholder("tableId"))
+        : scope === "prefix"
+          ? eq(pendingDeletions.prefixId, sql.placeholder("prefixId"))
+          : undefined;
     statements = {
       byStatus: preparedSelect(
         this.db,
@@ -200,7 +219,7 @@ export class PendingDeletionService {
           .where(and(hardDeletable(this.db, sql.placeholder("now")), ofTable)),
       ),
     };
-    this.statsByScope.set(ofOneTable, statements);
+    this.statsByScope.set(scope, statements);
     return statements;
   }
 
@@ -242,7 +261,8 @@ export class PendingDeletionService {
     const pending = and(eq(pendingDeletions.id, id), eq(pendingDeletions.status, "PENDING_DELETE"));
     const asked = { recoverReason: reason, recoveredBy: actor, updatedAt: now, note: null };
 
-    if (record.actionType === "vacuum") {
+    // A vacuum's file was never part of its table, a prefix's input was only copied: keeping it is all there is to do.
+    if (record.actionType === "vacuum" || record.actionType === "remove_inputs") {
       const [recovered] = await this.db
         .update(pendingDeletions)
         .set({ ...asked, status: "RECOVERED", recoveredAt: now })
@@ -252,8 +272,8 @@ export class PendingDeletionService {
       return { record: recovered, queued: false };
     }
 
-    const table = await this.tables.find(record.tableId);
-    if (!table)
+    const table = record.tableId ? await this.tables.find(record.tableId) : undefined;
+    if (!table || !record.tableId)
       throw conflict(
         `Table '${record.tableId}' was deleted; recovering pending deletion '${id}' needs the table to commit the file back to. ` +
           "The file is still in storage, and hard-delete never picks records of a deleted table.",
@@ -332,8 +352,8 @@ export class PendingDeletionService {
 }
 
 /**
- * PENDING_DELETE records hard-delete may pick at `now`: eligible, and of a table that still exists
- * (the control plane knows where a deleted table lived no more).
+ * PENDING_DELETE records hard-delete may pick at `now`: eligible, and of a table or prefix that
+ * still exists (the control plane knows where a deleted one lived no more).
  */
 export function hardDeletable(db: Db, now: Date | Placeholder): SQL {
   return and(
@@ -343,11 +363,12 @@ export function hardDeletable(db: Db, now: Date | Placeholder): SQL {
   ) as SQL;
 }
 
-/** The record's table still exists. */
+/** The record's table, or its prefix, still exists. */
 export function ofExistingTable(db: Db): SQL {
-  return exists(
-    db.select({ one: sql`1` }).from(lakeTables).where(eq(lakeTables.id, pendingDeletions.tableId)),
-  );
+  return or(
+    exists(db.select({ one: sql`1` }).from(lakeTables).where(eq(lakeTables.id, pendingDeletions.tableId))),
+    exists(db.select({ one: sql`1` }).from(prefixes).where(eq(prefixes.id, pendingDeletions.prefixId))),
+  ) as SQL;
 }
 
 /** The implicit rowid every index entry ends with: the order records were inserted in. */

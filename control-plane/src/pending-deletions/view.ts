@@ -7,6 +7,7 @@ export function pendingDeletionView(r: PendingDeletion): PendingDeletionWire {
   return {
     id: r.id,
     table_id: r.tableId,
+    prefix_id: r.prefixId,
     source_job_id: r.sourceJobId,
     action_type: r.actionType,
     vacuum_mode: r.vacuumMode,

@@ -20,7 +20,10 @@
  *    It decrypts credentials, so it runs in JavaScript, one connection at a time.
  * 5. Object maintenance's discovery step (`object-maintenance/discovery/scheduled.ts`): an attempt
  *    for each inventory location whose cadence has passed since its latest attempt began.
- * 6. Reap lapsed offers and leases (`JobService.reap`).
+ * 6. Object maintenance's conversion step (`object-maintenance/conversion/scheduled.ts`): each
+ *    active prefix policy whose next slot has passed queues its conversion (and removal of
+ *    converted inputs).
+ * 7. Reap lapsed offers and leases (`JobService.reap`).
  *
  * Bounds: the work follows the due schedules, not the total: a tick with nothing due is one index
  * probe (`anyDue`) and writes nothing. Each chunk is one batch of two statements whatever its size
@@ -54,6 +57,8 @@ export interface TickResult {
   linked: LinkedTick;
   /** Discoveries queued at their location's cadence. */
   discoveries: number;
+  /** Prefix conversions and removals queued at their policy's schedule. */
+  conversions: number;
   reaped: { offers: number; leases: number; cancelled: number };
 }
 
@@ -70,6 +75,8 @@ export interface SchedulerOptions {
   linked?: { tick(now: Date): Promise<LinkedTick> };
   /** The discovery step; none when absent. */
   discovery?: { tick(now: Date): Promise<number> };
+  /** The prefix conversion step; none when absent. */
+  conversions?: { tick(now: Date): Promise<number> };
 }
 
 export class Scheduler {
@@ -113,11 +120,12 @@ export class Scheduler {
     const linked = (await this.options.linked?.tick(now)) ?? { released: 0, cancelled: 0 };
     const catalogs = (await this.options.catalogs?.tick(now)) ?? { syncs: 0, expiredTests: 0 };
     const discoveries = (await this.options.discovery?.tick(now)) ?? 0;
+    const conversions = (await this.options.conversions?.tick(now)) ?? 0;
     const reaped = await this.jobs.reap();
     // Always: besides what this tick fired or reaped, jobs whose retry backoff ended since the last
     // tick are offerable now, and on Workers nothing else would tell the hub.
     this.jobs.notifyWork();
-    return { due, fired, catalogs, linked, discoveries, reaped };
+    return { due, fired, catalogs, linked, discoveries, conversions, reaped };
   }
 }
 

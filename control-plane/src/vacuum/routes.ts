@@ -80,10 +80,10 @@ const hardDelete = defineRoute({
   summary: "Hard-delete the files of eligible PENDING_DELETE records",
   description:
     `Picks up to \`limit\` (default ${HARD_DELETE_DEFAULT_LIMIT}, maximum ${HARD_DELETE_MAX_LIMIT}) PENDING_DELETE records whose \`eligible_at\` has passed, oldest eligible first, ` +
-    "of every table or of `table_id`. Records of a table that was deleted are never picked (they stay as they are). " +
+    "of every table and managed prefix, of `table_id` or of `prefix_id`. Records of a table (or prefix) that was deleted are never picked (they stay as they are). " +
     "RECOVERED, RECOVERING, DELETING, DELETED and RETAINED records are never picked.\n\n" +
     "**dry_run=true** answers **200** with exactly the records a real call would claim at this moment, and changes nothing.\n\n" +
-    "A real call claims the records (status DELETING) and queues one `hard_delete` job per table: **202** with the jobs, the claimed records and their counts per table. " +
+    "A real call claims the records (status DELETING) and queues one `hard_delete` job per table and one `prefix_hard_delete` job per managed prefix (its converted inputs): **202** with the jobs, the claimed records and their counts per table and per prefix. " +
     "The control plane never touches storage: an agent deletes each file after checking it against the table's current snapshot. " +
     "When the job ends, each record becomes DELETED (deleted, or already absent: `note`), RETAINED (the table references the file again; it is kept for good) " +
     "or PENDING_DELETE again (its delete failed: `note`); if the job fails or is cancelled, all its records go back to PENDING_DELETE with the error as `note`. " +
@@ -94,28 +94,36 @@ const hardDelete = defineRoute({
   responses: {
     200: jsonResponse("A dry run's records, or nothing was eligible.", HardDeleteResponseSchema),
     202: jsonResponse("Records claimed and hard_delete jobs queued.", HardDeleteResponseSchema),
-    404: problemResponse("table_id names no table."),
+    404: problemResponse("table_id names no table, or prefix_id no prefix."),
   },
 });
 
 function hardDeleteView(run: HardDeleteRun): HardDeleteResponseWire {
   const byTable = new Map<string, { table_id: string; files: number; bytes: number }>();
+  const byPrefix = new Map<string, { prefix_id: string; files: number; bytes: number }>();
   for (const r of run.records) {
-    const entry = byTable.get(r.tableId) ?? { table_id: r.tableId, files: 0, bytes: 0 };
+    const entry = r.tableId
+      ? (byTable.get(r.tableId) ?? { table_id: r.tableId, files: 0, bytes: 0 })
+      : (byPrefix.get(r.prefixId ?? "") ?? { prefix_id: r.prefixId ?? "", files: 0, bytes: 0 });
     entry.files++;
     entry.bytes += r.sizeBytes;
-    byTable.set(r.tableId, entry);
+    if ("table_id" in entry) byTable.set(entry.table_id, entry);
+    else byPrefix.set(entry.prefix_id, entry);
   }
+  const prefixOf = (job: HardDeleteRun["jobs"][number]) =>
+    job.tableId ? null : (((job.payload as { prefix_id?: string }).prefix_id ?? null) as string | null);
   return {
     dry_run: run.dryRun,
     records: run.records.length,
     bytes: run.records.reduce((sum, r) => sum + r.sizeBytes, 0),
     files_by_table: [...byTable.values()],
+    files_by_prefix: [...byPrefix.values()],
     jobs: run.jobs.map((job) => ({
       id: job.id,
-      table_id: job.tableId ?? "",
+      table_id: job.tableId,
+      prefix_id: prefixOf(job),
       status: job.status,
-      files: byTable.get(job.tableId ?? "")?.files ?? 0,
+      files: (job.tableId ? byTable.get(job.tableId) : byPrefix.get(prefixOf(job) ?? ""))?.files ?? 0,
       created_at: job.createdAt.toISOString(),
     })),
     items: run.records.map(pendingDeletionView),
@@ -142,10 +150,11 @@ export const vacuumRoutes = newRouter()
     return c.json({ ...page, items: page.items.map(vacuumJobView) }, 200);
   })
   .openapi(hardDelete, async (c) => {
-    const { dry_run, table_id, limit } = c.req.valid("query");
+    const { dry_run, table_id, prefix_id, limit } = c.req.valid("query");
     const run = await c.var.services.hardDelete.run({
       dryRun: dry_run === "true",
       tableId: table_id,
+      prefixId: prefix_id,
       limit,
       actor: principalId(c.var.principal),
     });

@@ -136,6 +136,12 @@ export const HardDeleteQuery = z.object({
     .max(64)
     .optional()
     .openapi({ description: "Only records of this table (404 when no such table)." }),
+  prefix_id: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .openapi({ description: "Only records of this managed prefix (404 when no such prefix)." }),
   limit: z.coerce
     .number()
     .int()
@@ -150,7 +156,8 @@ export const HardDeleteQuery = z.object({
 export const HardDeleteJobSchema = z
   .object({
     id: z.string().openapi({ description: "The hard_delete job; follow it with GET /api/v1/jobs/{job_id}." }),
-    table_id: z.string(),
+    table_id: z.string().nullable(),
+    prefix_id: z.string().nullable().openapi({ description: "A prefix_hard_delete job's managed prefix." }),
     status: z.enum(JOB_STATUSES),
     files: z.number().int().openapi({ description: "Records the job claimed." }),
     created_at: z.string(),
@@ -165,9 +172,13 @@ export const HardDeleteResponseSchema = z
     files_by_table: z
       .array(z.object({ table_id: z.string(), files: z.number().int(), bytes: z.number() }))
       .openapi({ description: "The same records, counted per table." }),
-    jobs: z
-      .array(HardDeleteJobSchema)
-      .openapi({ description: "One hard_delete job per table; empty on a dry run." }),
+    files_by_prefix: z
+      .array(z.object({ prefix_id: z.string(), files: z.number().int(), bytes: z.number() }))
+      .openapi({ description: "Records of managed prefixes (converted inputs), counted per prefix." }),
+    jobs: z.array(HardDeleteJobSchema).openapi({
+      description:
+        "One hard_delete job per table and one prefix_hard_delete job per prefix; empty on a dry run.",
+    }),
     items: z.array(PendingDeletionSchema).openapi({
       description:
         "The records, oldest eligible first: DELETING (claimed) on a real run, PENDING_DELETE on a dry run.",
