@@ -1,7 +1,7 @@
 // Object maintenance through the Worker build on D1: a location registered as it is (Active with
 // its one prefix in the same batch), the prefix enabled, two policy versions (the version computed
 // inside the D1 batch, the previous deactivated), the location archived and deleted with its
-// prefix kept.
+// prefix kept; an ad-hoc conversion queued and listed as an action and a run.
 import { describe, expect, it } from "vitest";
 import { call, type Json, json } from "./support/client.ts";
 
@@ -32,6 +32,25 @@ describe("object maintenance in workerd", () => {
       [2, true],
       [1, false],
     ]);
+
+    // An ad-hoc conversion: its job and run row in one D1 batch, listed as an action and a run.
+    const action = await json(
+      `${BASE}/prefixes/${prefix?.id}/actions`,
+      { method: "POST", body: { action: "convert" } },
+      202,
+    );
+    expect(action).toMatchObject({ action: "convert", status: "queued", policy_version: 2 });
+    const runs = (await json(`${BASE}/prefixes/${prefix?.id}/runs`)).items as Json[];
+    expect(runs.map((r) => [r.job_id, r.trigger])).toEqual([[action.job_id, "action"]]);
+    const busy = await call(`${BASE}/prefixes/${prefix?.id}/actions`, {
+      method: "POST",
+      body: { action: "remove_inputs" },
+    });
+    expect(busy.status).toBe(409);
+    expect((await call(`/api/v1/jobs/${action.job_id}/cancel`, { method: "POST" })).status).toBeLessThan(300);
+    expect(
+      ((await json(`${BASE}/prefixes/${prefix?.id}/actions`)).items as Json[]).map((a) => a.status),
+    ).toEqual(["cancelled"]);
 
     const archived = await json(`${BASE}/locations/${location.id}`, {
       method: "PATCH",
