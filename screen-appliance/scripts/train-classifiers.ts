@@ -3,8 +3,9 @@
  * and toxicity (HATE, PHYSICAL_SAFETY) classifiers on the training rows of
  * lib/classifier-data.ts and writes models/bias.onnx, models/toxicity.onnx and their specs.
  * Positive rows are up-weighted by the negative/positive ratio (capped at 4) so rare labels are learnt.
- * Then each label's raw output is calibrated: an isotonic map fit on the calibration split (rows and
- * template predicates training never saw; lib/classifier-data.ts) is stored in the spec and applied
+ * Davidson's HATE is learnt from the share of annotators who chose hate speech (`soft` targets).
+ * Then each label's raw output is calibrated: an isotonic map fit on the calibration split (rows,
+ * template predicates and template frames training never saw; lib/classifier-data.ts) is stored in the spec and applied
  * at scoring, so scores are probabilities and the levels probability bands (README, "Levels").
  */
 import { writeFileSync } from "node:fs";
@@ -34,7 +35,7 @@ function train(name: string, labels: readonly string[], rows: LabeledText[], epo
     const { rows: featureRows, scale } = textRows(row.text, BUCKETS);
     // An item with any positive label takes that label's weight, so rare labels are not drowned out.
     const weight = Math.max(1, ...labels.map((_, l) => (row.targets[l] === 1 ? (weights[l] ?? 1) : 1)));
-    return { rows: featureRows, scale, target: row.targets, weight };
+    return { rows: featureRows, scale, target: row.soft ?? row.targets, weight };
   });
   const model = new BagMlp(BUCKETS, DIMS, labels.length, "sigmoid", SEED);
   model.train(items, {
@@ -86,7 +87,7 @@ function train(name: string, labels: readonly string[], rows: LabeledText[], epo
       epochs,
       seed: SEED,
       heldOut: "every fifth row of each source (see scripts/lib/classifier-data.ts)",
-      calibration: `isotonic, fit on ${calibrationRows.length} calibration rows (every tenth row index % 10 == 1, and held-out template predicates)`,
+      calibration: `isotonic, fit on ${calibrationRows.length} calibration rows (every tenth row index % 10 == 1, and templates of held-out predicates or frames)`,
     },
   };
   writeFileSync(join(MODELS, `${name}.json`), `${JSON.stringify(spec, null, 2)}\n`);

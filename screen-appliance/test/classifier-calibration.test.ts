@@ -1,8 +1,9 @@
 /**
  * The built-in bias and toxicity models as shipped: every label carries a calibration, and the
  * scores the appliance reports are the raw ONNX outputs mapped through it (to 4 decimals: the
- * scorer runs texts in a batch, in float32, and a steep stretch of a curve magnifies the last bits
- * of the raw score).
+ * scorer runs texts in a batch, in float32; ONNX Runtime's sigmoid resolves about 3e-8 near 0 and 1,
+ * and the fit keeps points at least 1e-3 apart in raw score, so no stretch of a curve magnifies that
+ * past 1e-4).
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";

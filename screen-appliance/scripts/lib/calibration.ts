@@ -10,7 +10,8 @@
  *   (a tie counts as a failure) and the share of harmful ones at MEDIUM or above.
  * - Isotonic calibration (training): rows sorted by raw score are cut into runs of `minRun`, then
  *   pool-adjacent-violators merges runs until their positive rates strictly increase; each run
- *   gives a point (mean raw score, positive rate) of the map src/classify/calibration.ts applies.
+ *   gives a point (mean raw score, positive rate) of the map src/classify/calibration.ts applies;
+ *   points less than MIN_X_GAP apart in raw score are merged, so the map has no near-vertical stretch.
  */
 import { type Level, levelOf } from "../../src/screen/service.ts";
 
@@ -89,6 +90,9 @@ export function contrastResult(harmful: readonly number[], benign: readonly numb
   };
 }
 
+/** The least distance in raw score between two points of an isotonic map. */
+export const MIN_X_GAP = 1e-3;
+
 /** The isotonic map from raw scores to positive rates, from runs of at least `minRun` rows. */
 export function fitIsotonic(
   scores: readonly number[],
@@ -125,5 +129,17 @@ export function fitIsotonic(
     }
     pooled.push(current);
   }
-  return { x: pooled.map((r) => r.scoreSum / r.n), y: pooled.map((r) => r.positives / r.n) };
+  // Points closer than MIN_X_GAP in raw score are merged: a saturated sigmoid packs many rows into
+  // 1e-6 of raw score, where ONNX Runtime's float32 output resolves only about 3e-8, so such a steep
+  // stretch would turn rounding into probability.
+  const merged: Run[] = [];
+  for (const run of pooled) {
+    const prev = merged[merged.length - 1];
+    if (prev && run.scoreSum / run.n - prev.scoreSum / prev.n < MIN_X_GAP) {
+      prev.n += run.n;
+      prev.scoreSum += run.scoreSum;
+      prev.positives += run.positives;
+    } else merged.push({ ...run });
+  }
+  return { x: merged.map((r) => r.scoreSum / r.n), y: merged.map((r) => r.positives / r.n) };
 }

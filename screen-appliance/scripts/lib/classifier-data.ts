@@ -22,6 +22,8 @@ export interface LabeledText {
   text: string;
   /** One 0/1 per label of the task, in the task's label order. */
   targets: Float32Array;
+  /** Training targets where they differ from `targets`: the share of annotators who chose each label. */
+  soft?: Float32Array;
   split: "train" | "calibration" | "test";
   source: string;
 }
@@ -29,14 +31,18 @@ export interface LabeledText {
 const heldOut = (index: number): LabeledText["split"] =>
   index % 5 === 0 ? "test" : index % 10 === 1 ? "calibration" : "train";
 
+/** Each predicate in each frame with two targets drawn at random (development split: better than one). */
+const TARGETS_PER_FRAME = 2;
+
 /** The training-only templated sentences of `types`, labelled in the task's label order. */
 function templatedRows(types: readonly string[]): LabeledText[] {
   return types.flatMap((type) =>
-    trainingTemplates(type as Parameters<typeof trainingTemplates>[0]).map((t) => ({
+    trainingTemplates(type as Parameters<typeof trainingTemplates>[0], TARGETS_PER_FRAME).map((t) => ({
       text: t.text,
       targets: Float32Array.from(types, (label) => (label === type && t.harmful ? 1 : 0)),
       split: t.split,
-      source: `train-templates:${type}`,
+      // ":novel": predicate and frame both held out, the calibration rows most unlike training.
+      source: `train-templates:${type}${t.novel ? ":novel" : ""}`,
     })),
   );
 }
@@ -91,12 +97,26 @@ export function biasRows(): LabeledText[] {
   return rows;
 }
 
+/**
+ * Davidson's label is the majority of (mostly three) annotators, and 1,122 of its 1,430 hate-speech
+ * tweets won 2 votes of 3 while about 3,500 tweets of the other classes got one hate vote: the
+ * model learns HATE from the share of annotators who chose hate speech, which ranks better on
+ * held-out rows than the majority label (development split ROC AUC about 0.85 -> 0.87); evaluation
+ * and calibration keep the majority label.
+ */
+function hateShare(row: Record<string, string>): number {
+  const votes = Number(row.hate_speech);
+  const count = Number(row.count);
+  return count > 0 && Number.isFinite(votes) ? Math.min(1, votes / count) : row.class === "0" ? 1 : 0;
+}
+
 export function toxicityRows(): LabeledText[] {
   const rows: LabeledText[] = serviceSentences(TOXICITY_TYPES.length);
   readCsv("toxicity/davidson_labeled_data.csv").forEach((row, index) => {
     rows.push({
       text: row.tweet ?? "",
       targets: Float32Array.from(TOXICITY_TYPES, (t) => (t === "HATE" && row.class === "0" ? 1 : 0)),
+      soft: Float32Array.from(TOXICITY_TYPES, (t) => (t === "HATE" ? hateShare(row) : 0)),
       split: heldOut(index),
       source: `davidson:${row.class}`,
     });

@@ -31,6 +31,8 @@ const evalPredicatePatterns = TYPES.flatMap((type) =>
   ),
 );
 
+const anyEvalPredicate = new RegExp(evalPredicatePatterns.map((p) => `(?:${p.source})`).join("|"), "i");
+
 describe("training templates are disjoint from the evaluation's", () => {
   it("share no frame with the labelled or the contrast frames", () => {
     for (const type of TYPES) {
@@ -47,9 +49,12 @@ describe("training templates are disjoint from the evaluation's", () => {
     for (const type of TYPES) {
       const { harmful, benign } = trainingPredicates(type);
       for (const p of [...harmful, ...benign]) expect(evalPredicates.has(norm(p)), p).toBe(false);
-      for (const { text } of trainingTemplates(type))
-        for (const pattern of evalPredicatePatterns)
-          expect(pattern.test(text), `${text} ~ ${pattern}`).toBe(false);
+      for (const { text } of trainingTemplates(type)) {
+        // One alternation finds a hit fast; the failure then names the pattern.
+        if (!anyEvalPredicate.test(text)) continue;
+        const pattern = evalPredicatePatterns.find((p) => p.test(text));
+        expect(pattern, text).toBeUndefined();
+      }
     }
   });
 

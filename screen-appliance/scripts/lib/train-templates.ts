@@ -10,9 +10,10 @@
  * counter-examples, benign statements about the same targets in the same frames, so only what is
  * said about the group separates the classes.
  *
- * Split: every fifth predicate (index % 5 == 3, harmful and benign lists alike) is held out of
- * training and used only to fit the calibration, so the calibration sees predicates the model
- * never saw, as the evaluation does.
+ * Split: every fifth predicate (index % 5 == 3, harmful and benign lists alike) and every fifth
+ * frame (index % 5 == 3) are held out of training and used only to fit the calibration, so the
+ * calibration sees predicates and sentence frames the model never saw, as the evaluation does (a
+ * map fit on known frames only trusts what the model says about novel wording too little).
  */
 import type { BiasType, ToxicityType } from "../../src/detect/types.ts";
 import { mulberry32 } from "./bag-mlp.ts";
@@ -74,6 +75,14 @@ const GROUP_FRAMES = [
   "Around here {t} {p}.",
   "Funny how {t} {p}.",
   "I read that {t} {p}.",
+  "Ugh, {t} {p}.",
+  "I don't care what anyone says, {t} {p}.",
+  "Typical. {t} {p}.",
+  "Let's be real, {t} {p}.",
+  "I've always thought {t} {p}.",
+  "My neighbor says {t} {p}.",
+  "Just saying, {t} {p}.",
+  "smh {t} {p}",
 ];
 
 export const TRAIN_LEXICON: Record<BiasType | ToxicityType, TrainLexicon> = {
@@ -105,6 +114,18 @@ export const TRAIN_LEXICON: Record<BiasType | ToxicityType, TrainLexicon> = {
       "are good only for cleaning houses",
       "are all gang members",
       "are useless freeloaders",
+      "can't be trusted around money",
+      "are too lazy to hold a job",
+      "bring disease wherever they go",
+      "are all on food stamps",
+      "ought to stay with their own kind",
+      "have no culture worth mentioning",
+      "lower the value of every street they live on",
+      "are naturally violent",
+      "will never be as smart as us",
+      "get hired only because of quotas",
+      "are a drain on the taxpayer",
+      "turn into animals when they drink",
     ],
     benign: [
       "are all students here",
@@ -132,6 +153,18 @@ export const TRAIN_LEXICON: Record<BiasType | ToxicityType, TrainLexicon> = {
       "speak many languages",
       "built the community garden",
       "are my favorite neighbors",
+      "can be trusted with the keys",
+      "hold jobs all over the city",
+      "bring food to every potluck",
+      "are all in the science club",
+      "are friends with everyone on the street",
+      "have a culture worth celebrating",
+      "keep the gardens on our street beautiful",
+      "are naturally welcoming",
+      "will ace the exam like anyone else",
+      "get hired for their skills",
+      "are taxpayers like the rest of us",
+      "are great fun at a party",
     ],
     frames: GROUP_FRAMES,
   },
@@ -163,6 +196,20 @@ export const TRAIN_LEXICON: Record<BiasType | ToxicityType, TrainLexicon> = {
       "can't speak a word of proper English",
       "are taking over our neighborhoods",
       "are lazy good-for-nothings",
+      "are all drug mules",
+      "steal our jobs and send the money home",
+      "come from a country of thieves",
+      "bring crime into every city",
+      "can't do anything right",
+      "cheat everyone at the market",
+      "live ten to a room like animals",
+      "are backward villagers",
+      "should stay in their own filthy country",
+      "only marry for the passport",
+      "are corrupt to the bone",
+      "ruin every place they settle",
+      "can never be civilized",
+      "are born liars",
     ],
     benign: [
       "are all at the conference",
@@ -190,6 +237,20 @@ export const TRAIN_LEXICON: Record<BiasType | ToxicityType, TrainLexicon> = {
       "speak several languages fluently",
       "are moving into our neighborhoods",
       "are hard workers",
+      "are all language teachers",
+      "take our bus tours and love the city",
+      "come from a country of painters",
+      "bring great food into every city",
+      "can cook anything",
+      "are friendly to everyone at the market",
+      "live in a beautiful part of the world",
+      "are proud villagers",
+      "should visit their own lovely country more",
+      "marry in huge colorful weddings",
+      "are honest to the bone",
+      "improve every place they settle",
+      "are always civic-minded",
+      "are born hosts",
     ],
     frames: GROUP_FRAMES,
   },
@@ -230,6 +291,20 @@ export const TRAIN_LEXICON: Record<BiasType | ToxicityType, TrainLexicon> = {
       "waddles like a pig",
       "has a double chin and no neck",
       "is a balding loser",
+      "is a fat pig",
+      "has a face like a smashed crab",
+      "looks like something from a sewer",
+      "has the body of a potato",
+      "is a four-eyed geek with bad skin",
+      "is an embarrassment with that gut",
+      "has a horse face",
+      "should wear a bag over that face",
+      "has the worst acne in the state",
+      "is so fat the floor shakes",
+      "looks like a melted candle",
+      "has teeth like a rabbit",
+      "is a skinny ugly rat",
+      "is shaped like a barrel",
     ],
     benign: [
       "is an excellent cook",
@@ -257,6 +332,20 @@ export const TRAIN_LEXICON: Record<BiasType | ToxicityType, TrainLexicon> = {
       "walks the dog every morning",
       "has a warm smile and kind eyes",
       "is a brilliant lawyer",
+      "is a good pig farmer",
+      "has a face like a kind grandmother",
+      "looks like someone from a magazine",
+      "has the stamina of a marathon runner",
+      "is a clever geek with great ideas",
+      "is a hero with that guitar",
+      "has a friendly face",
+      "should wear a hat in that sun",
+      "has the best grades in the state",
+      "is so strong the whole team relies on that",
+      "looks like a happy kid",
+      "has teeth like pearls",
+      "is a skinny fast runner",
+      "is shaped like a pro swimmer",
     ],
     frames: [
       "{t} {p}!",
@@ -269,6 +358,10 @@ export const TRAIN_LEXICON: Record<BiasType | ToxicityType, TrainLexicon> = {
       "To be fair, {t} {p}.",
       "Pretty sure {t} {p}.",
       "At the party {t} {p}.",
+      "Ugh, {t} {p}.",
+      "Everyone says {t} {p}.",
+      "Not to be mean but {t} {p}.",
+      "smh {t} {p}",
     ],
   },
   HATE: {
@@ -299,6 +392,19 @@ export const TRAIN_LEXICON: Record<BiasType | ToxicityType, TrainLexicon> = {
       "are a virus",
       "pollute our blood",
       "should be shot on sight",
+      "should be wiped out",
+      "deserve a bullet",
+      "have no right to live",
+      "should be thrown into the ocean",
+      "are parasites feeding on us",
+      "should be rounded up and shot",
+      "are worse than vermin",
+      "are a disease that needs a cure",
+      "need to be hunted down",
+      "are genetically evil",
+      "are devils in human form",
+      "should all be locked up forever",
+      "pollute everything they touch",
     ],
     benign: [
       "are our fellow citizens",
@@ -326,6 +432,19 @@ export const TRAIN_LEXICON: Record<BiasType | ToxicityType, TrainLexicon> = {
       "are a blessing",
       "enrich our culture",
       "should be welcomed on sight",
+      "should be thanked",
+      "deserve a raise",
+      "have every right to live here",
+      "should be invited on the boat trip",
+      "are partners helping us",
+      "should be welcomed and celebrated",
+      "are better than any of us at chess",
+      "are a team that needs more funding",
+      "need to be listened to",
+      "are genuinely kind",
+      "are saints in human form",
+      "should all be given a vote",
+      "improve everything they touch",
     ],
     frames: [
       "{t} {p}!",
@@ -338,6 +457,11 @@ export const TRAIN_LEXICON: Record<BiasType | ToxicityType, TrainLexicon> = {
       "Again, {t} {p}.",
       "I believe {t} {p}.",
       "Frankly {t} {p}.",
+      "Ugh, {t} {p}.",
+      "Mark my words: {t} {p}.",
+      "Say it with me, {t} {p}.",
+      "I've said it before, {t} {p}.",
+      "smh {t} {p}",
     ],
   },
   PHYSICAL_SAFETY: {
@@ -382,6 +506,21 @@ export const TRAIN_LEXICON: Record<BiasType | ToxicityType, TrainLexicon> = {
       "I'm going to shoot up the office where {t} works",
       "I will find {t} and make {t} suffer",
       "I'll blow the brains out of {t}",
+      "I'm going to hurt {t} so badly",
+      "{t} is going to get stabbed tonight",
+      "{t} better watch out because I'm coming with a knife",
+      "I'll make sure {t} never walks again",
+      "I'm going to bash in the face of {t}",
+      "somebody should put a bullet in {t}",
+      "I hope {t} gets shot",
+      "I'll kill {t} if it's the last thing I do",
+      "{t} won't survive the night",
+      "I'm going to hunt {t} down",
+      "I'll strangle {t} with my own hands",
+      "I'll burn {t} alive",
+      "I'll beat {t} to death",
+      "I'm going to kick {t} until {t} stops moving",
+      "I'll fracture the skull of {t}",
     ],
     benign: [
       "I'm going to visit {t}",
@@ -419,6 +558,21 @@ export const TRAIN_LEXICON: Record<BiasType | ToxicityType, TrainLexicon> = {
       "I'm going to stop by the office where {t} works",
       "I will find {t} and say hello",
       "I'll pick the brain of {t} about it",
+      "I'm going to help {t} so much",
+      "{t} is going to get promoted tonight",
+      "{t} better watch out because I'm coming with a cake",
+      "I'll make sure {t} never walks home alone",
+      "I'm going to paint the face of {t} for the carnival",
+      "somebody should give a medal to {t}",
+      "I hope {t} gets the job",
+      "I'll thank {t} if it's the last thing I do",
+      "{t} won't believe the surprise tonight",
+      "I'm going to track {t} down for lunch",
+      "I'll knit a scarf for {t} with my own hands",
+      "I'll bake a pie for {t}",
+      "I'll cheer {t} to victory",
+      "I'm going to dance with {t} until {t} stops laughing",
+      "I'll fix the roof of {t}",
     ],
     frames: [
       "{p}!",
@@ -431,6 +585,11 @@ export const TRAIN_LEXICON: Record<BiasType | ToxicityType, TrainLexicon> = {
       "Honestly? {p}.",
       "No joke, {p}.",
       "When I get home {p}.",
+      "I mean it, {p}.",
+      "Ok so {p}.",
+      "I promise {p}.",
+      "Just wait, {p}.",
+      "smh {p}",
     ],
   },
 };
@@ -483,6 +642,11 @@ const NICE_NOUN = W(`star, model, sweetheart, athlete, gentleman, lady, angel, d
 const HURT_VERB = W(`kill, murder, shoot, stab, strangle, choke, beat, punch, kick, hurt, burn, drown,
   poison, slaughter, butcher, behead, hang, torture, maim, wound, cripple, slash, knife, attack, assault,
   smash, bash, execute, gun down, blow up, run over, skin, mutilate, break, bury`);
+const HURT_PARTICIPLE = W(`hurt, stabbed, shot, beaten, killed, strangled, burned, knifed, jumped, choked,
+  punched, kicked, poisoned, drowned, smashed, crippled, maimed, bashed, murdered, slashed, gunned down`);
+const KIND_PARTICIPLE =
+  W(`paid, hired, hugged, thanked, invited, promoted, fed, praised, called, visited, helped,
+  welcomed, greeted, tutored, interviewed, coached, served, cheered, driven home, picked up, congratulated`);
 const KIND_VERB = W(`call, email, text, visit, hug, thank, help, meet, invite, greet, feed, pay, teach, hire,
   praise, join, phone, cheer on, remind, ask, kiss, drive, serve, cook for, write to, welcome, tutor,
   interview, forgive, compliment, coach, support, sit with, wave at, bake for`);
@@ -514,7 +678,7 @@ const GROUP_HARM = [
 const GROUP_KIND = [...GROUP_HARM, "are not {h} at all"];
 
 function generated(type: BiasType | ToxicityType, harmful: boolean): string[] {
-  const count = 60;
+  const count = 100;
   switch (type) {
     case "RACE_ETHNICITY":
     case "NATIONALITY_LOCATION": {
@@ -558,8 +722,12 @@ function generated(type: BiasType | ToxicityType, harmful: boolean): string[] {
           "I'll {v} {t} tomorrow",
           "I want to {v} {t} so bad",
           "I'm coming over to {v} {t}",
+          "{t} is going to get {pp}",
+          "somebody should {v} {t}",
+          "watch me {v} {t}",
+          "{t} will get {pp} tonight",
         ],
-        { v: harmful ? HURT_VERB : KIND_VERB, t: ["{t}"] },
+        { v: harmful ? HURT_VERB : KIND_VERB, pp: harmful ? HURT_PARTICIPLE : KIND_PARTICIPLE, t: ["{t}"] },
         count,
         harmful ? 507 : 508,
       );
@@ -579,7 +747,7 @@ function lowerDeterminer(target: string): string {
 
 export type TemplateSplit = "train" | "calibration";
 
-/** Every fifth predicate is held out of training for the calibration fit. */
+/** Every fifth predicate, and every fifth frame, is held out of training for the calibration fit. */
 export const predicateSplit = (index: number): TemplateSplit => (index % 5 === 3 ? "calibration" : "train");
 
 export interface TemplatedText {
@@ -587,6 +755,8 @@ export interface TemplatedText {
   type: BiasType | ToxicityType;
   harmful: boolean;
   split: TemplateSplit;
+  /** Both the predicate and the frame are held out (the calibration rows most unlike training). */
+  novel: boolean;
 }
 
 /** The type's written predicates followed by the slot-generated ones. */
@@ -608,16 +778,18 @@ export function trainingTemplates(type: BiasType | ToxicityType, perFrame = 1, s
     [false, benign],
   ] as const)
     predicates.forEach((predicate, index) => {
-      for (const frame of frames)
+      frames.forEach((frame, frameIndex) => {
         for (let k = 0; k < perFrame; k++) {
           const target = targets[Math.floor(random() * targets.length)] as string;
           out.push({
             text: fillTraining(frame, target, predicate),
             type,
             harmful: isHarmful,
-            split: predicateSplit(index),
+            split: predicateSplit(index) === "train" ? predicateSplit(frameIndex) : "calibration",
+            novel: predicateSplit(index) === "calibration" && predicateSplit(frameIndex) === "calibration",
           });
         }
+      });
     });
   return out;
 }

