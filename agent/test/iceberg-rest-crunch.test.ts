@@ -84,11 +84,10 @@ describe("Iceberg crunch through a REST catalog", () => {
       "sequence-number": 3,
       summary: { operation: "append" },
     };
-    let raced = false;
-    const original = globalThis.fetch;
-    const fetchWithRace: typeof fetch = async (input, init) => {
-      if (!raced && init?.method === "POST" && String(input).includes("/tables/contended")) {
-        raced = true;
+    // Another writer's commit lands just before the crunch's own.
+    catalog.failNext({
+      operation: "updateTable",
+      before: async () => {
         const res = await client().commitTable(["tpch"], "contended", {
           requirements: [],
           updates: [
@@ -97,21 +96,17 @@ describe("Iceberg crunch through a REST catalog", () => {
           ],
         });
         expect(res.ok).toBe(true);
-      }
-      return original(input, init);
-    };
-    globalThis.fetch = fetchWithRace;
-    try {
-      const result = await runCrunch("crunch", jobContext(root, "crunch", payload), {
-        store,
-        memoryLimitMb: 256,
-      });
-      expect(result.rows_out).toBe(51_793);
-    } finally {
-      globalThis.fetch = original;
-    }
+      },
+    });
+    const result = await runCrunch("crunch", jobContext(root, "crunch", payload), {
+      store,
+      memoryLimitMb: 256,
+    });
+    expect(result.rows_out).toBe(51_793);
     const statuses = catalog.calls.filter((c) => c.path.includes("/tables/contended") && c.method === "POST");
-    expect(statuses.map((c) => c.status)).toEqual([200, 409, 200]);
+    // In order of arrival: the crunch's commit (409: the other writer's, sent while it waited,
+    // landed first), the other writer's, the crunch's re-planned commit.
+    expect(statuses.map((c) => c.status)).toEqual([409, 200, 200]);
     const { metadata } = await client().loadTable(["tpch"], "contended");
     const current = metadata.snapshots.find((s) => s.snapshotId === metadata.currentSnapshotId);
     expect(current?.parentSnapshotId).toBe(77n);

@@ -312,6 +312,18 @@ describe("loadTable", () => {
     expect(loaded.config).toEqual({});
   });
 
+  it("asks for the snapshots branches and tags name only, with snapshots=refs", async () => {
+    await start();
+    await registerLineitem();
+    const loaded = await client().loadTable(["tpch"], "lineitem", { snapshots: "refs" });
+    expect(callsOf("loadTable")[0]?.query).toBe("?snapshots=refs");
+    expect(loaded.metadata.currentSnapshotId).toBe(CURRENT);
+    expect(loaded.metadata.snapshots.map((s) => s.snapshotId)).toEqual([CURRENT]);
+    // Without it, the whole history, as before.
+    const all = await client().loadTable(["tpch"], "lineitem");
+    expect(all.metadata.snapshots.map((s) => s.snapshotId)).toEqual([PARENT, CURRENT]);
+  });
+
   it("throws the catalog's 404 with the operation, the URL and the error type", async () => {
     await start();
     const err = await client()

@@ -242,6 +242,20 @@ function tableKey(namespace: string[], name: string): string {
   return `${spaceKey(namespace)}\u0000${name}`;
 }
 
+/** The metadata with only the snapshots a branch or tag names (`loadTable?snapshots=refs`). */
+function referencedOnly(metadata: Json): Json {
+  const refs = Object.values((metadata.refs ?? {}) as Record<string, Json>).map((ref) =>
+    id(ref["snapshot-id"]),
+  );
+  if (metadata["current-snapshot-id"] !== undefined) refs.push(id(metadata["current-snapshot-id"]));
+  const named = new Set(refs);
+  if (!Array.isArray(metadata.snapshots)) return metadata;
+  return {
+    ...metadata,
+    snapshots: (metadata.snapshots as Json[]).filter((s) => named.has(id(s["snapshot-id"]))),
+  };
+}
+
 /** Writes the table's next metadata file where it has a folder; returns its location either way. */
 async function writeMetadata(table: StoredTable, metadata: Json): Promise<string> {
   const file = `${String(table.version).padStart(5, "0")}-${randomUUID()}.metadata.json`;
@@ -457,6 +471,8 @@ export interface CatalogFault {
   afterApply?: boolean;
   /** Wait this long before answering (after applying, with `afterApply`). */
   delayMs?: number;
+  /** Runs before the request is answered: another writer's commit that lands first. */
+  before?: () => Promise<void>;
 }
 
 export interface CatalogCall {
@@ -564,6 +580,7 @@ export async function startRestCatalog(options: RestCatalogServerOptions = {}): 
     if (!authorized(call.token))
       return error(401, "NotAuthorizedException", "Not authorized to make this request");
     const fault = call.operation ? takeFault(call.operation) : undefined;
+    await fault?.before?.();
     if (fault && !fault.afterApply && fault.delayMs)
       await sleep(fault.delayMs, undefined, { signal: closing.signal });
     if (fault?.status && !fault.afterApply)
@@ -659,11 +676,16 @@ export async function startRestCatalog(options: RestCatalogServerOptions = {}): 
             "NoSuchTableException",
             `Table does not exist: ${[...namespace, name].join(".")}`,
           );
-        if (call.operation === "loadTable")
+        if (call.operation === "loadTable") {
+          const snapshots = url.searchParams.get("snapshots") ?? "all";
+          if (snapshots !== "all" && snapshots !== "refs")
+            return error(400, "BadRequestException", `snapshots must be all or refs, not ${snapshots}`);
+          const metadata = snapshots === "refs" ? referencedOnly(table.metadata) : table.metadata;
           return {
             status: 200,
-            body: { "metadata-location": table.metadataLocation, metadata: table.metadata, config: {} },
+            body: { "metadata-location": table.metadataLocation, metadata, config: {} },
           };
+        }
         return commit(table, body);
       }
       default:

@@ -1,5 +1,5 @@
 /**
- * An Iceberg REST catalog client (the spec in `shared/fixtures/catalog-specs/`), on global fetch.
+ * An Iceberg REST catalog client (the spec in `shared/fixtures/catalog-specs/`), on undici (`http.ts`).
  *
  * - `config()` runs first, once, before any catalog route: its merged `prefix` and
  *   `namespace-separator` shape every later path (`/v1/{prefix}/namespaces/{namespace}/...`).
@@ -41,6 +41,7 @@ export interface RestCatalogClientOptions {
   /** Sent to `/v1/config` as `warehouse`; which warehouse (and so which prefix) to use. */
   warehouse?: string;
   auth?: RestCatalogAuth;
+  /** Sends through this `fetch` instead of undici (tests that alter answers). */
   fetch?: FetchFn;
   /** Per request, headers and body together. Default 30 s. */
   timeoutMs?: number;
@@ -173,12 +174,21 @@ export class RestCatalogClient {
     return tables;
   }
 
-  /** The table's current metadata, as the catalog has it. */
-  async loadTable(namespace: readonly string[], table: string): Promise<LoadedTable> {
+  /**
+   * The table's current metadata, as the catalog has it. `snapshots: "refs"` asks for only the
+   * snapshots a branch or tag names (the spec's query parameter; a catalog may send all anyway):
+   * enough to read the table, not to rewrite its metadata.
+   */
+  async loadTable(
+    namespace: readonly string[],
+    table: string,
+    options: { snapshots?: "all" | "refs" } = {},
+  ): Promise<LoadedTable> {
+    const url = await this.tableUrl(namespace, table, "loadTable");
     const exchange: Exchange = {
       operation: "loadTable",
       method: "GET",
-      url: await this.tableUrl(namespace, table, "loadTable"),
+      url: options.snapshots ? `${url}?snapshots=${options.snapshots}` : url,
     };
     const body = this.parse(exchange, await this.expect200(exchange), LoadTableBody, "LoadTableResult");
     return {
