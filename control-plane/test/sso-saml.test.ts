@@ -1,7 +1,9 @@
 /**
  * SAML 2.0 single sign-on end to end against a loopback IdP that signs with real XML signatures:
  * a browser follows the AuthnRequest redirect, the IdP's auto-posting form brings the Response to
- * the ACS, and the console trades the code for tokens. Every forgery below is refused.
+ * the ACS, the ACS sends it on to the same-site step that checks its binding cookie, and the console
+ * trades the code for tokens. Every forgery below is refused, and so is a Response finished in
+ * another browser than the one that started the login (the test browser applies SameSite).
  */
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +14,7 @@ import { type ResponsePlan, startSamlIdp } from "./support/saml-idp.ts";
 
 const ORIGIN = "http://lakesmith.test";
 const ACS = `${ORIGIN}/api/v1/auth/sso/saml/acs`;
+const FINISH_PATH = "/api/v1/auth/sso/saml/finish";
 const SP_ENTITY = `${ORIGIN}/api/v1/auth/sso/saml/metadata`;
 
 let plane: TestPlane;
@@ -76,6 +79,13 @@ async function expectRefused(plan: ResponsePlan, reason: RegExp, status = 401) {
   expect(last.body).toMatch(reason);
 }
 
+/** The IdP's auto-posted form, as another browser would submit it from the IdP's page. */
+const idpForm = (xml: string) => ({
+  method: "POST",
+  form: new URLSearchParams({ SAMLResponse: Buffer.from(xml).toString("base64") }),
+  from: idp.ssoUrl,
+});
+
 /** Posts a Response to the ACS as the IdP's form would. */
 const postToAcs = (xml: string) =>
   plane.call("POST", "/api/v1/auth/sso/saml/acs", {
@@ -109,6 +119,83 @@ describe("SAML 2.0 single sign-on against a signing IdP", () => {
     const ttl = (token?.expiresAt.getTime() ?? 0) - (token?.createdAt.getTime() ?? 0);
     expect(Math.round(ttl / 1000)).toBeGreaterThan(7190);
     expect(Math.round(ttl / 1000)).toBeLessThanOrEqual(7201);
+  });
+
+  it("binds the login to its browser with an HttpOnly SameSite=Lax cookie, checked after the ACS", async () => {
+    const start = await plane.call("GET", "/api/v1/auth/sso/saml/login");
+    expect(start.status).toBe(302);
+    const cookie = start.headers.get("set-cookie") ?? "";
+    expect(cookie).toMatch(/^lakesmith_sso_saml=[^;]{20,};/);
+    expect(cookie).toContain("HttpOnly");
+    expect(cookie).toContain("SameSite=Lax");
+    expect(cookie).toContain("Path=/api/v1/auth/sso/saml");
+    expect(cookie).not.toContain("Secure");
+
+    // The IdP's cross-site POST carries no Lax cookie: the ACS verifies, then sends the browser on.
+    idp.next({ email: "sam@example.com" });
+    const sam = browser();
+    const { stoppedAt: finish } = await sam.navigate(
+      `${ORIGIN}/api/v1/auth/sso/saml/login`,
+      (u) => u.pathname === FINISH_PATH,
+    );
+    expect(finish?.searchParams.get("ticket")).toMatch(/.{20,}/);
+    const done = await sam.navigate(String(finish), (u) => u.pathname === "/login/sso");
+    expect(codeOf(done.stoppedAt)).not.toBe("");
+    // The ticket is good once.
+    const again = await sam.navigate(String(finish), (u) => u.pathname === "/login/sso");
+    expect(again.stoppedAt).toBeUndefined();
+    expect(again.last.response.status).toBe(400);
+    expect(again.last.body).toMatch(/unknown, expired or already finished/);
+  });
+
+  it("sets the binding cookie Secure when the console's public URL is https", async () => {
+    await plane.call("PUT", "/api/v1/config", {
+      token: ADMIN_KEY,
+      body: { console_public_url: "https://lakesmith.example.com" },
+    });
+    try {
+      const start = await plane.call("GET", "/api/v1/auth/sso/saml/login");
+      expect(start.status).toBe(302);
+      expect(start.headers.get("set-cookie")).toContain("Secure");
+    } finally {
+      await plane.call("PUT", "/api/v1/config", { token: ADMIN_KEY, body: { console_public_url: ORIGIN } });
+    }
+  });
+
+  it("refuses a Response finished in another browser than the one that started the login", async () => {
+    idp.next({ email: "victim@example.com" });
+    /** Starts a login in `who` and stops where the IdP's form would post: that form's Response. */
+    const startIn = async (who: Browser) => {
+      const { stoppedAt } = await who.navigate(`${ORIGIN}/api/v1/auth/sso/saml/login`, (u) => u.href === ACS);
+      expect(stoppedAt?.href).toBe(ACS);
+      return idp.lastResponse();
+    };
+
+    // A browser that never started a login: no cookie at all.
+    const response = await startIn(browser());
+    const elsewhere = await browser().navigate(ACS, (u) => u.pathname === "/login/sso", idpForm(response));
+    expect(elsewhere.stoppedAt, "the login must not succeed").toBeUndefined();
+    expect(elsewhere.last.url.pathname).toBe(FINISH_PATH);
+    expect(elsewhere.last.response.status).toBe(400);
+    expect(elsewhere.last.response.headers.get("content-type")).toContain("text/html");
+    expect(elsewhere.last.body).toMatch(/started in another browser/);
+
+    // A browser that started a login of its own: its cookie is not the one this Response answers.
+    const victims = await startIn(browser());
+    const mallory = browser();
+    await startIn(mallory);
+    const swapped = await mallory.navigate(ACS, (u) => u.pathname === "/login/sso", idpForm(victims));
+    expect(swapped.stoppedAt, "the login must not succeed").toBeUndefined();
+    expect(swapped.last.response.status).toBe(400);
+    expect(swapped.last.body).toMatch(/started in another browser/);
+
+    // Without a browser (an API client posting to the ACS), nothing finishes either.
+    const direct = await postToAcs(await startIn(browser()));
+    expect(direct.status).toBe(303);
+    const ticketUrl = new URL(direct.headers.get("location") ?? "");
+    const finished = await plane.call("GET", ticketUrl.pathname + ticketUrl.search);
+    expect(finished.status).toBe(400);
+    expect(((await finished.json()) as { detail: string }).detail).toMatch(/started in another browser/);
   });
 
   it("accepts a signed Response around a signed assertion when signed responses are required", async () => {

@@ -6,7 +6,8 @@
  * - node-saml verifies the signed assertion (and the Response when required), issuer, audience,
  *   time conditions and InResponseTo, and reads the profile from the signed XML only; this file adds
  *   the bearer recipient check (SubjectConfirmationData `Recipient` must be our ACS URL), which
- *   node-saml leaves to the caller, and reads the assertion id and end for the replay check.
+ *   node-saml leaves to the caller, and reads the assertion id and end for the replay check, and the
+ *   request it answers (for the browser binding).
  */
 import {
   type CacheProvider,
@@ -113,6 +114,7 @@ function assertionOf(profile: Profile, sp: ServiceProvider): VerifiedAssertion {
   const nameIdEmail = profile.nameIDFormat === EMAIL_FORMAT ? profile.nameID : undefined;
   return {
     id,
+    inResponseTo: typeof profile.inResponseTo === "string" ? profile.inResponseTo : undefined,
     email: attribute ?? nameIdEmail,
     notOnOrAfter: ends.length > 0 ? new Date(Math.max(...ends)) : undefined,
   };

@@ -3,9 +3,9 @@
  * `oauth4webapi` (Web APIs only, so the same code runs on Node and Workers).
  *
  * - start: discovery from the issuer (cached `DISCOVERY_TTL_MS`), a fresh state, nonce and PKCE
- *   verifier saved as a login in flight (`pending.ts`), and a browser binding: a random value set as
- *   an HttpOnly cookie whose hash the login keeps, so a callback link sent to someone else's browser
- *   finishes nothing.
+ *   verifier saved as a login in flight (`pending.ts`), and a browser binding (`binding.ts`): a random
+ *   value set as an HttpOnly cookie whose hash the login keeps, so a callback link sent to someone
+ *   else's browser finishes nothing.
  * - finish: the login is taken once by its state (a replayed or raced callback finds nothing); the
  *   code is exchanged with the verifier and the client secret (HTTP Basic, or none for a public
  *   client); the ID token's signature is checked against the provider's JWKS, and its issuer,
@@ -15,11 +15,11 @@
  * - Time is the service's clock, handed to the library as its skew from the system clock.
  * - http issuers are accepted only on loopback hosts (`provider-schemas.ts`).
  */
-import { type Clock, randomSecret } from "@lakesmith/shared";
+import type { Clock } from "@lakesmith/shared";
 import { HTTPException } from "hono/http-exception";
 import * as oauth from "oauth4webapi";
-import { sha256Hex } from "../auth/crypto.ts";
 import { ApiError } from "../http/problem.ts";
+import { newBinding, requireSameBrowser, restartLogin as restart } from "./binding.ts";
 import type { SsoPending } from "./pending.ts";
 import type { OidcProvider, SsoProviders } from "./providers.ts";
 
@@ -29,7 +29,6 @@ const DISCOVERY_TTL_MS = 10 * 60_000;
 
 const refused = (detail: string) =>
   new ApiError(401, `The identity provider's answer was refused: ${detail}. Start the login again.`);
-const restart = (detail: string) => new ApiError(400, `${detail} Start the login again.`);
 
 export class OidcFlow {
   private readonly discovered = new Map<string, { server: oauth.AuthorizationServer; expiresAt: number }>();
@@ -47,11 +46,11 @@ export class OidcFlow {
     const state = oauth.generateRandomState();
     const nonce = oauth.generateRandomNonce();
     const verifier = oauth.generateRandomCodeVerifier();
-    const binding = randomSecret(32);
+    const binding = await newBinding();
     await this.pending.save("oidc", state, {
       nonce,
       verifier,
-      binding: await sha256Hex(binding),
+      binding: binding.hash,
       redirect_uri: redirectUri,
       issuer: provider.issuer,
       client_id: provider.clientId,
@@ -69,7 +68,7 @@ export class OidcFlow {
     url.searchParams.set("nonce", nonce);
     url.searchParams.set("code_challenge", await oauth.calculatePKCECodeChallenge(verifier));
     url.searchParams.set("code_challenge_method", "S256");
-    return { url: url.href, binding };
+    return { url: url.href, binding: binding.cookie };
   }
 
   /** The verified email of the user the provider sent back to `callback`; 400 or 401 otherwise. */
@@ -78,8 +77,7 @@ export class OidcFlow {
     if (!state) throw restart("The callback carries no state.");
     const saved = await this.pending.take("oidc", state);
     if (!saved) throw restart("This login is unknown, expired or already finished.");
-    if (!binding || (await sha256Hex(binding)) !== saved.binding)
-      throw restart("This login was started in another browser (its cookie is missing).");
+    await requireSameBrowser(saved.binding, binding);
     const provider = await this.providers.oidc();
     if (provider.issuer !== saved.issuer || provider.clientId !== saved.client_id)
       throw restart("The OIDC provider settings changed during this login.");

@@ -4,7 +4,8 @@
  *
  * - A login in flight (`sso_requests`) is keyed by the SHA-256 of its OIDC `state` or SAML request
  *   id, lives `REQUEST_TTL_MS`, and is consumed by one conditional DELETE: a callback replayed or
- *   raced finds nothing the second time.
+ *   raced finds nothing the second time. A SAML login verified at the ACS waits there under its
+ *   ticket for `CODE_TTL_MS`, until the browser check (`binding.ts`).
  * - A finished login hands the console a one-time code (`sso_login_codes`, stored as SHA-256), good
  *   for `CODE_TTL_MS` and exchanged once for the token pair; tokens never travel in a URL.
  * - Expired rows of both tables are deleted whenever a new one is written, so they stay small.
@@ -26,15 +27,23 @@ export class SsoPending {
     private readonly clock: Clock,
   ) {}
 
-  /** Remembers a login in flight under `key` (the state or request id) with what its callback checks. */
-  async save(protocol: SsoProtocol, key: string, data: Record<string, string>): Promise<void> {
+  /**
+   * Remembers a login in flight under `key` (the state, request id or SAML ticket) with what its
+   * next step checks, for `ttlMs`.
+   */
+  async save(
+    protocol: SsoProtocol,
+    key: string,
+    data: Record<string, string>,
+    ttlMs = REQUEST_TTL_MS,
+  ): Promise<void> {
     const now = this.clock.now();
     await this.db.delete(ssoRequests).where(lte(ssoRequests.expiresAt, now));
     await this.db.insert(ssoRequests).values({
       key: await sha256Hex(key),
       protocol,
       data: JSON.stringify(data),
-      expiresAt: new Date(now.getTime() + REQUEST_TTL_MS),
+      expiresAt: new Date(now.getTime() + ttlMs),
     });
   }
 

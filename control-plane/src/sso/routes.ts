@@ -8,12 +8,14 @@
  * - A login ends with a redirect to the console, `<base>/login/sso#code=<one-time code>`; the
  *   console trades the code at `POST /api/v1/auth/sso/token`. Tokens never travel in a URL, and the
  *   code (in the fragment, so never sent to a server or logged) is good once, for 60 s.
+ * - Both logins are bound to the browser that started them (`binding.ts`): OIDC checks its cookie at
+ *   the callback; SAML at `/saml/finish`, the same-site GET the ACS redirects to with a one-time
+ *   ticket, since the IdP's cross-site POST to the ACS carries no SameSite=Lax cookie.
  * - Refusals answer a browser (Accept: text/html) with a page saying why (`page.ts`), anyone else
  *   with problem+json.
  */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { access } from "../auth/access.ts";
 import type { ClientAddress } from "../auth/client-address.ts";
 import { TokenPairSchema } from "../auth/routes.ts";
@@ -22,12 +24,12 @@ import type { AppEnv } from "../http/env.ts";
 import { jsonBody, jsonResponse, problemResponse } from "../http/openapi.ts";
 import { defineRoute } from "../http/route.ts";
 import { newRouter } from "../http/router.ts";
+import { setBindingCookie, takeBindingCookie } from "./binding.ts";
 import { refusalPage } from "./page.ts";
 import { REQUEST_TTL_MS } from "./pending.ts";
 import { publicBase, SSO_PATHS, serviceProvider } from "./urls.ts";
 
 const tags = ["auth"];
-const OIDC_COOKIE = "lakesmith_sso_oidc";
 
 const HANDOFF =
   "On success: 302 to `<console_public_url or request origin>/login/sso#code=<code>`. The code is single-use, expires after 60 s and is exchanged at `POST /api/v1/auth/sso/token` for the same token pair a password login returns (refresh token lifetime `refresh_token_ttl_sso_seconds`); tokens never appear in a URL.";
@@ -95,7 +97,7 @@ const samlLogin = defineRoute({
   path: "/api/v1/auth/sso/saml/login",
   tags,
   summary: "Start a SAML 2.0 login (HTTP-Redirect binding)",
-  description: `Sends an AuthnRequest to the IdP's single sign-on URL; the response must come back within ${REQUEST_TTL_MS / 60_000} minutes. Refused with 429 while the address is throttled. ${SAML_NODE_ONLY}`,
+  description: `Sends an AuthnRequest to the IdP's single sign-on URL; the response must come back within ${REQUEST_TTL_MS / 60_000} minutes and the login must end in the same browser (an HttpOnly, SameSite=Lax cookie binds it; see \`${SSO_PATHS.samlFinish}\`). Refused with 429 while the address is throttled. ${SAML_NODE_ONLY}`,
   access: access.public,
   responses: {
     302: redirect("To the IdP with the AuthnRequest."),
@@ -109,7 +111,7 @@ const samlAcs = defineRoute({
   path: SSO_PATHS.samlAcs,
   tags,
   summary: "SAML assertion consumer service (HTTP-POST binding): finishes the login",
-  description: `Takes the IdP's \`SAMLResponse\`. The assertion must be signed (the Response too when \`require_signed_response\`) by one of the IdP's certificates, issued by its entity id, for this audience, to this ACS URL as Recipient, within NotBefore/NotOnOrAfter (60 s of clock skew), in response to a request of ours, and never seen before (each assertion id is accepted once). ${HANDOFF} ${REFUSALS} ${THROTTLED} ${SAML_NODE_ONLY}`,
+  description: `Takes the IdP's \`SAMLResponse\`. The assertion must be signed (the Response too when \`require_signed_response\`) by one of the IdP's certificates, issued by its entity id, for this audience, to this ACS URL as Recipient, within NotBefore/NotOnOrAfter (60 s of clock skew), in response to a request of ours, and never seen before (each assertion id is accepted once). On success: 303 to \`${SSO_PATHS.samlFinish}?ticket=<ticket>\`, where the browser binding is checked: the IdP's POST arrives cross-site and so carries no SameSite=Lax cookie, the redirected GET does. Refused (401) when the response fails a check, 403 when it asserts no email. ${THROTTLED} ${SAML_NODE_ONLY}`,
   access: access.public,
   request: {
     body: {
@@ -125,9 +127,24 @@ const samlAcs = defineRoute({
     },
   },
   responses: {
-    302: redirect("To the console with a one-time code."),
+    303: redirect(`To \`${SSO_PATHS.samlFinish}\` with a one-time ticket.`),
     ...refusals,
     ...notConfigured,
+    ...throttledResponse,
+    ...nodeOnly,
+  },
+});
+const samlFinish = defineRoute({
+  method: "get",
+  path: SSO_PATHS.samlFinish,
+  tags,
+  summary: "SAML login, last step: checks the browser and finishes the login",
+  description: `Where the ACS sends the browser. The ticket (single-use, 60 s) names the verified response; the request must carry the cookie set by \`GET /api/v1/auth/sso/saml/login\` in this browser, or it is refused (400, "started in another browser"): a Response carried to another browser (login CSRF, a forwarded form) finishes nothing. Then the asserted email is matched to a user. ${HANDOFF} ${REFUSALS} ${THROTTLED} ${SAML_NODE_ONLY}`,
+  access: access.public,
+  request: { query: z.object({ ticket: z.string().min(1).max(256) }) },
+  responses: {
+    302: redirect("To the console with a one-time code."),
+    ...refusals,
     ...throttledResponse,
     ...nodeOnly,
   },
@@ -176,50 +193,67 @@ export const ssoRoutes = (clientAddress: ClientAddress) => {
     const wait = await throttle(c).secondsUntilAllowed(step, clientAddress(c));
     if (wait > 0) throw tooManyLogins(wait);
   };
-  /** Runs a login's last step under the throttle and redirects to the console with its code. */
-  const finish = async (c: Context<AppEnv>, step: string, attempt: (base: string) => Promise<string>) => {
+  /** Runs a login step under the throttle and redirects to where `attempt` says. */
+  const step = async (
+    c: Context<AppEnv>,
+    name: string,
+    attempt: (base: string) => Promise<string>,
+    status: 302 | 303 = 302,
+  ) => {
     const base = await publicBase(c);
     try {
-      const code = await throttledLogin(throttle(c), step, clientAddress(c), () => attempt(base));
-      return c.redirect(`${base}${SSO_PATHS.consoleLanding}#code=${encodeURIComponent(code)}`, 302);
+      const location = await throttledLogin(throttle(c), name, clientAddress(c), () => attempt(base));
+      return c.redirect(location, status);
     } catch (err) {
       return refusalPage(c, err, base + SSO_PATHS.consoleLogin);
     }
   };
+  /** The console page that trades a finished login's one-time code. */
+  const landing = (base: string, code: string) =>
+    `${base}${SSO_PATHS.consoleLanding}#code=${encodeURIComponent(code)}`;
 
   return newRouter()
     .openapi(oidcLogin, async (c) => {
       await refuseIfThrottled(c, "sso:oidc");
       const base = await publicBase(c);
       const { url, binding } = await c.var.services.sso.oidc.start(base + SSO_PATHS.oidcCallback);
-      setCookie(c, OIDC_COOKIE, binding, {
-        httpOnly: true,
-        sameSite: "Lax",
-        secure: base.startsWith("https:"),
-        path: "/api/v1/auth/sso/oidc",
-        maxAge: REQUEST_TTL_MS / 1000,
-      });
+      setBindingCookie(c, "oidc", binding, base);
       return c.redirect(url, 302);
     })
     .openapi(oidcCallback, async (c) => {
-      const binding = getCookie(c, OIDC_COOKIE);
-      deleteCookie(c, OIDC_COOKIE, { path: "/api/v1/auth/sso/oidc" });
-      return finish(c, "sso:oidc", async () => {
+      const binding = takeBindingCookie(c, "oidc");
+      return step(c, "sso:oidc", async (base) => {
         const { sso } = c.var.services;
-        return sso.login.complete("oidc", await sso.oidc.finish(new URL(c.req.url), binding));
+        const email = await sso.oidc.finish(new URL(c.req.url), binding);
+        return landing(base, await sso.login.complete("oidc", email));
       });
     })
     .openapi(samlLogin, async (c) => {
       await refuseIfThrottled(c, "sso:saml");
       const base = await publicBase(c);
-      return c.redirect(await c.var.services.sso.saml.start(await serviceProvider(c, base)), 302);
+      const { url, binding } = await c.var.services.sso.saml.start(await serviceProvider(c, base));
+      setBindingCookie(c, "saml", binding, base);
+      return c.redirect(url, 302);
     })
     .openapi(samlAcs, async (c) => {
       const { SAMLResponse } = c.req.valid("form");
-      return finish(c, "sso:saml", async (base) => {
+      return step(
+        c,
+        "sso:saml",
+        async (base) => {
+          const ticket = await c.var.services.sso.saml.accept(await serviceProvider(c, base), SAMLResponse);
+          return `${base}${SSO_PATHS.samlFinish}?ticket=${encodeURIComponent(ticket)}`;
+        },
+        303,
+      );
+    })
+    .openapi(samlFinish, async (c) => {
+      const { ticket } = c.req.valid("query");
+      const binding = takeBindingCookie(c, "saml");
+      return step(c, "sso:saml", async (base) => {
         const { sso } = c.var.services;
-        const email = await sso.saml.finish(await serviceProvider(c, base), SAMLResponse);
-        return sso.login.complete("saml", email);
+        const email = await sso.saml.finish(ticket, binding);
+        return landing(base, await sso.login.complete("saml", email));
       });
     })
     .openapi(samlMetadata, async (c) => {

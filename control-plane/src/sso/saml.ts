@@ -12,14 +12,19 @@
  *   we sent and have not seen answered (`pending.ts`): unsolicited responses are refused.
  * - Here: each assertion id is accepted once (`saml_assertions`, kept until the assertion expires),
  *   by one insert-or-ignore, so a replay that races the first use still loses.
+ * - Browser binding (`binding.ts`): the start keeps the hash of a cookie with its request. The ACS
+ *   is a cross-site POST that carries no Lax cookie, so `accept` parks the verified email under a
+ *   one-time ticket (with the hash of the request it answers) and the routes redirect the browser to
+ *   a same-site GET, where `finish` takes the ticket once and compares the cookie.
  */
-import type { Clock } from "@lakesmith/shared";
+import { type Clock, randomSecret } from "@lakesmith/shared";
 import { lte } from "drizzle-orm";
 import { HTTPException } from "hono/http-exception";
 import type { Db } from "../db/index.ts";
 import { samlAssertions } from "../db/schema.ts";
 import { ApiError } from "../http/problem.ts";
-import type { SsoPending } from "./pending.ts";
+import { newBinding, requireSameBrowser, restartLogin } from "./binding.ts";
+import { CODE_TTL_MS, type SsoPending } from "./pending.ts";
 import type { SamlProvider, SsoProviders } from "./providers.ts";
 
 /** Leeway for NotBefore and NotOnOrAfter, in milliseconds. */
@@ -42,6 +47,8 @@ export interface SamlRequestStore {
 
 export interface VerifiedAssertion {
   id: string;
+  /** The id of our AuthnRequest the response answers (its `InResponseTo`). */
+  inResponseTo: string | undefined;
   email: string | undefined;
   /** The latest NotOnOrAfter the assertion states, if any. */
   notOnOrAfter: Date | undefined;
@@ -75,20 +82,28 @@ export class SamlFlow {
     private readonly engine: SamlEngine | undefined,
   ) {}
 
-  /** The IdP address that starts a login (HTTP-Redirect binding). */
-  async start(sp: ServiceProvider): Promise<string> {
+  /** The IdP address that starts a login (HTTP-Redirect binding), and the browser binding cookie. */
+  async start(sp: ServiceProvider): Promise<{ url: string; binding: string }> {
     const engine = this.requireEngine();
     const idp = await this.providers.saml();
-    return engine.loginUrl(idp, sp, this.store());
+    const binding = await newBinding();
+    return {
+      url: await engine.loginUrl(idp, sp, this.store(new Map(), binding.hash)),
+      binding: binding.cookie,
+    };
   }
 
-  /** The email of the verified assertion in a POSTed `SAMLResponse`; 401 when any check fails. */
-  async finish(sp: ServiceProvider, samlResponse: string): Promise<string> {
+  /**
+   * Verifies a POSTed `SAMLResponse` (401 when any check fails) and parks its email under a one-time
+   * ticket for `finish`, with the binding of the request it answers.
+   */
+  async accept(sp: ServiceProvider, samlResponse: string): Promise<string> {
     const engine = this.requireEngine();
     const idp = await this.providers.saml();
+    const requests = new Map<string, Record<string, string>>();
     let assertion: VerifiedAssertion;
     try {
-      assertion = await engine.verify(idp, sp, samlResponse, this.store());
+      assertion = await engine.verify(idp, sp, samlResponse, this.store(requests));
     } catch (err) {
       if (!(err instanceof SamlRefusal)) throw err;
       throw new ApiError(401, `The SAML response was refused: ${err.message}. Start the login again.`);
@@ -99,7 +114,19 @@ export class SamlFlow {
         403,
         "The SAML assertion carries no email: send it as the NameID (emailAddress format) or an `email` attribute.",
       );
-    return assertion.email;
+    const binding = requests.get(assertion.inResponseTo ?? "")?.binding ?? "";
+    const ticket = randomSecret(32);
+    await this.pending.save("saml", ticketKey(ticket), { email: assertion.email, binding }, CODE_TTL_MS);
+    return ticket;
+  }
+
+  /** The email `accept` parked under `ticket`, if this browser started the login; 400 otherwise. */
+  async finish(ticket: string, binding: string | undefined): Promise<string> {
+    this.requireEngine();
+    const parked = await this.pending.take("saml", ticketKey(ticket));
+    if (!parked?.email) throw restartLogin("This login is unknown, expired or already finished.");
+    await requireSameBrowser(parked.binding, binding);
+    return parked.email;
   }
 
   /** This service provider's metadata XML. */
@@ -135,13 +162,24 @@ export class SamlFlow {
     return this.engine;
   }
 
-  private store(): SamlRequestStore {
+  /**
+   * The engine's view of our requests in flight: a new one is saved with `binding` (the hash of its
+   * browser's cookie); each one the engine reads is recorded in `seen`, by request id.
+   */
+  private store(seen: Map<string, Record<string, string>>, binding = ""): SamlRequestStore {
     return {
-      save: (id, issuedAt) => this.pending.save("saml", id, { issued_at: issuedAt }),
-      issuedAt: async (id) => (await this.pending.peek("saml", id))?.issued_at,
+      save: (id, issuedAt) => this.pending.save("saml", id, { issued_at: issuedAt, binding }),
+      issuedAt: async (id) => {
+        const saved = await this.pending.peek("saml", id);
+        if (saved) seen.set(id, saved);
+        return saved?.issued_at;
+      },
       forget: async (id) => {
         await this.pending.take("saml", id);
       },
     };
   }
 }
+
+/** A ticket's key among the logins in flight, apart from request ids (`_` and hex). */
+const ticketKey = (ticket: string) => `ticket:${ticket}`;

@@ -11,6 +11,8 @@ import type { ServiceProvider } from "./saml.ts";
 export const SSO_PATHS = {
   oidcCallback: "/api/v1/auth/sso/oidc/callback",
   samlAcs: "/api/v1/auth/sso/saml/acs",
+  /** Where the ACS sends the browser to check its binding cookie (`binding.ts`). */
+  samlFinish: "/api/v1/auth/sso/saml/finish",
   samlMetadata: "/api/v1/auth/sso/saml/metadata",
   /** The console page that reads `#code=...` and exchanges it at `POST /api/v1/auth/sso/token`. */
   consoleLanding: "/login/sso",

@@ -73,6 +73,7 @@ describe("single sign-on in workerd (D1)", () => {
     for (const [method, path] of [
       ["GET", "/api/v1/auth/sso/saml/login"],
       ["GET", "/api/v1/auth/sso/saml/metadata"],
+      ["GET", "/api/v1/auth/sso/saml/finish?ticket=t"],
     ] as const) {
       const res = await call(path, { method });
       expect(res.status, path).toBe(501);
