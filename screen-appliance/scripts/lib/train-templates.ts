@@ -676,27 +676,81 @@ const GROUP_HARM = [
   "are the most {a} {n} around",
 ];
 const GROUP_KIND = [...GROUP_HARM, "are not {h} at all"];
+/** Stereotype shapes that say what a group does, causes or cannot be trusted with. */
+const GROUP_DEEDS = [
+  "are known for being {a}",
+  "are always {ving}",
+  "are behind all the {cause} around here",
+  "can't be trusted with {thing}",
+  "are {a} by nature",
+];
+const BAD_DEEDS =
+  W(`stealing, lying, cheating, begging, fighting, causing trouble, dealing drugs, breaking the law,
+  scamming people, making a mess, whining, getting drunk, robbing stores, starting riots, dodging taxes`);
+const GOOD_DEEDS =
+  W(`helping out, volunteering, smiling, cooking for neighbors, studying, working late, organizing
+  events, sharing, laughing, teaching kids, fixing things, starting businesses, planting trees, playing music`);
+const BAD_CAUSES = W(
+  `crime, drugs, violence, disease, filth, noise, theft, fraud, vandalism, gang trouble, litter`,
+);
+const GOOD_CAUSES = W(
+  `festivals, gardens, murals, concerts, charity drives, new shops, music, block parties, clinics`,
+);
+const THINGS = W(
+  `money, kids, a job, anything, a car, your wallet, a key, the register, your house, responsibility`,
+);
 
 function generated(type: BiasType | ToxicityType, harmful: boolean): string[] {
-  const count = 100;
+  const count = 150;
   switch (type) {
     case "RACE_ETHNICITY":
     case "NATIONALITY_LOCATION": {
       const seed = type === "RACE_ETHNICITY" ? 101 : 202;
       return harmful
-        ? slotted(GROUP_HARM, { a: STEREOTYPE_ADJ, n: STEREOTYPE_NOUN }, count, seed)
-        : slotted(GROUP_KIND, { a: KIND_ADJ, n: KIND_NOUN, h: STEREOTYPE_ADJ }, count, seed + 1);
+        ? slotted(
+            [...GROUP_HARM, ...GROUP_DEEDS],
+            { a: STEREOTYPE_ADJ, n: STEREOTYPE_NOUN, ving: BAD_DEEDS, cause: BAD_CAUSES, thing: THINGS },
+            count,
+            seed,
+          )
+        : slotted(
+            [...GROUP_KIND, ...GROUP_DEEDS.map((p) => p.replace("can't be trusted", "can be trusted"))],
+            {
+              a: KIND_ADJ,
+              n: KIND_NOUN,
+              h: STEREOTYPE_ADJ,
+              ving: GOOD_DEEDS,
+              cause: GOOD_CAUSES,
+              thing: THINGS,
+            },
+            count,
+            seed + 1,
+          );
     }
     case "HATE":
       return harmful
         ? slotted(
-            ["are nothing but {n}", "ought to be {e}", "deserve to be {e}", "are {n} and ought to be {e}"],
+            [
+              "are nothing but {n}",
+              "ought to be {e}",
+              "deserve to be {e}",
+              "are {n} and ought to be {e}",
+              "should be {e} like the {n} they are",
+              "are {n} who need to be {e}",
+            ],
             { n: DEHUMANIZE_NOUN, e: ELIMINATE },
             count,
             303,
           )
         : slotted(
-            ["are nothing but {n}", "ought to be {i}", "deserve to be {i}", "are {n} and ought to be {i}"],
+            [
+              "are nothing but {n}",
+              "ought to be {i}",
+              "deserve to be {i}",
+              "are {n} and ought to be {i}",
+              "should be {i} like the {n} they are",
+              "are {n} who need to be {i}",
+            ],
             { n: KIND_NOUN, i: INCLUDE },
             count,
             304,
