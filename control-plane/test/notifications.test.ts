@@ -3,7 +3,8 @@
  * in the batch that ends it; the dispatcher sends the email to a real SMTP server on loopback and
  * posts to a loopback webhook that fails twice, retrying on the stated backoff (manual clock); the
  * daily and weekly reports reach the recipients the role rules pick, once per period; two
- * dispatchers on one database deliver once; without a transport nothing is sent and the row says why.
+ * dispatchers on one database deliver once; without a transport rows wait, saying why, and are sent
+ * once when a transport appears (a restart with SMTP, a webhook set), or skipped after seven days.
  */
 import { ManualClock } from "@lakesmith/shared";
 import { eq } from "drizzle-orm";
@@ -11,7 +12,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openNodeDatabase } from "../src/adapter/node-db.ts";
 import { smtpMailer } from "../src/adapter/node-smtp.ts";
 import { type Job, jobs, notifications } from "../src/db/schema.ts";
-import { NO_MAILER } from "../src/notifications/dispatcher.ts";
+import { NO_MAILER, NO_WEBHOOK, type Transports } from "../src/notifications/dispatcher.ts";
+import { TRANSPORT_WAIT_MS } from "../src/notifications/outbox.ts";
 import { NotificationService } from "../src/notifications/service.ts";
 import { ADMIN_KEY, startTestPlane, type TestPlane } from "./harness.ts";
 import { startSmtpReceiver, startWebhookReceiver } from "./support/mail-receivers.ts";
@@ -369,23 +371,148 @@ describe("delivery across control planes and without a transport", () => {
     await refusing.close();
   });
 
-  it("sends nothing without an email transport, and the row says why", async () => {
+  /** A control plane (re)started with `mailer` on the same database: one dispatch tick. */
+  async function tickRestarted(mailer: Transports["email"]) {
+    const connection = await openNodeDatabase(plane.dbUrl);
+    try {
+      const restarted = new NotificationService(connection.db, plane.services.clock, plane.services.config, {
+        email: mailer,
+      });
+      return await restarted.tick();
+    } finally {
+      connection.close();
+    }
+  }
+  const goodMailer = () => smtpMailer({ host: "127.0.0.1", port: smtp.port, from: "lakesmith@example.com" });
+
+  it("keeps a failure notice and a report queued without a transport waiting, and sends each once when one is configured, across restarts", async () => {
     const logged: string[] = [];
-    plane = await startTestPlane({
-      clock: new ManualClock(new Date("2026-11-24T12:00:00Z")),
-      notifications: { log: (m) => logged.push(m) },
+    const clock = new ManualClock(new Date("2026-11-24T12:00:00Z"));
+    const hook = await startWebhookReceiver(0);
+    plane = await startTestPlane({ clock, notifications: { log: (m) => logged.push(m) } });
+    await admin(plane, "PUT", "/api/v1/config", {
+      notification_emails: ["ops@example.com"],
+      daily_report_recipients: ["boss@example.com"],
+      // Due at the first tick (a Tuesday: no weekly report).
+      report_daily_time_utc: "11:00",
     });
+    const a = await failJob(plane, "one");
+    const b = await failJob(plane, "two");
+    const first = await plane.services.notifications.tick();
+    expect(first.reports).toEqual(["daily:2026-11-24"]);
+    expect(first.dispatched).toMatchObject({ waiting: 6, sent: 0, skipped: 0 });
+    const all = () => plane.services.db.select().from(notifications);
+    const rows = await all();
+    expect(rows.map((r) => [r.kind, r.channel, r.status, r.lastError, r.attempts]).sort()).toEqual(
+      [
+        ...[a, b].flatMap(() => [
+          ["job_failed", "chat", "waiting_for_transport", NO_WEBHOOK, 0],
+          ["job_failed", "email", "waiting_for_transport", NO_MAILER, 0],
+        ]),
+        ["report_daily", "chat", "waiting_for_transport", NO_WEBHOOK, 0],
+        ["report_daily", "email", "waiting_for_transport", NO_MAILER, 0],
+      ].sort(),
+    );
+    expect(logged).toEqual([`[lakesmith] notifications: ${NO_MAILER}`]);
+    // The outbox says why, without the addresses.
+    const listed = await admin(plane, "GET", "/api/v1/notifications?limit=10");
+    expect(listed.body.items.map((r: { status: string }) => r.status)).toEqual(
+      Array(6).fill("waiting_for_transport"),
+    );
+    expect(listed.text).not.toContain("ops@example.com");
+
+    // More ticks without a transport: still waiting, nothing sent.
+    clock.advance(3_600_000);
+    expect((await plane.services.notifications.tick()).dispatched).toMatchObject({ woken: 0, sent: 0 });
+    const before = smtp.mails.length;
+
+    // Restarted with SMTP configured: the two notices and the report arrive, once each.
+    const restarted = await tickRestarted(goodMailer());
+    expect(restarted.reports).toEqual([]);
+    expect(restarted.dispatched).toMatchObject({ woken: 3, expanded: 3, sent: 3 });
+    const mails = smtp.mails.slice(before);
+    expect(mails.map((m) => [m.parsed.subject?.split(":")[0], m.rcptTo.join()]).sort()).toEqual(
+      [
+        ["Lakesmith", "ops@example.com"],
+        ["Lakesmith", "ops@example.com"],
+        ["Lakesmith daily report", "boss@example.com"],
+      ].sort(),
+    );
+    expect(mails.map((m) => m.parsed.subject).filter((t) => t?.includes(" job "))).toEqual(
+      expect.arrayContaining([`Lakesmith: noop job ${a.id} failed`, `Lakesmith: noop job ${b.id} failed`]),
+    );
+    // Restarted again, the mailer-less plane ticking too, an hour later: nothing is sent twice.
+    await tickRestarted(goodMailer());
+    await plane.services.notifications.tick();
+    clock.advance(3_600_000);
+    await tickRestarted(goodMailer());
+    expect(smtp.mails.length - before).toBe(3);
+
+    // A webhook set later: the waiting chat rows are posted, once each.
+    await admin(plane, "PUT", "/api/v1/config", { chat_webhook_urls: [hook.url("/late")] });
+    expect((await plane.services.notifications.tick()).dispatched).toMatchObject({ woken: 3, sent: 3 });
+    await plane.services.notifications.tick();
+    await tickRestarted(goodMailer());
+    const posted = hook.requests.map((r) => r.body.text as string);
+    for (const needle of [a.id, b.id, "daily report"])
+      expect(
+        posted.filter((text) => text.includes(needle)),
+        needle,
+      ).toHaveLength(1);
+    expect(hook.requests).toHaveLength(3);
+    expect((await all()).filter((r) => r.status === "waiting_for_transport")).toEqual([]);
+    await hook.close();
+  });
+
+  it("lets a row claimed by a control plane without a mailer wait, without spending a try", async () => {
+    const clock = new ManualClock(new Date("2026-11-24T12:00:00Z"));
+    const refusing = await startSmtpReceiver({ refuseLogins: true });
+    plane = await startTestPlane({ clock });
     await admin(plane, "PUT", "/api/v1/config", {
       notification_emails: ["ops@example.com"],
       report_daily_time_utc: "23:59",
     });
-    const a = await failJob(plane, "one");
-    const b = await failJob(plane, "two");
+    const job = await failJob(plane, "one");
+    // A control plane whose SMTP server refuses it: one failed try, due again in 30 s.
+    await tickRestarted(smtpMailer({ url: `smtp://u:p@127.0.0.1:${refusing.port}`, from: "x@example.com" }));
+    const email = async () => (await rowsOf(plane, job.id)).find((r) => r.channel === "email");
+    expect(await email()).toMatchObject({ status: "pending", attempts: 1 });
+    clock.advance(30_000);
+    // This plane has no mailer: the row it claims waits, still at one try.
+    expect((await plane.services.notifications.tick()).dispatched).toMatchObject({ waiting: 1 });
+    expect(await email()).toMatchObject({
+      status: "waiting_for_transport",
+      attempts: 1,
+      lastError: NO_MAILER,
+    });
+    const before = smtp.mails.length;
+    expect((await tickRestarted(goodMailer())).dispatched).toMatchObject({ woken: 1, sent: 1 });
+    expect(await email()).toMatchObject({ status: "sent", attempts: 2 });
+    expect(smtp.mails.length - before).toBe(1);
+    await refusing.close();
+  });
+
+  it("skips a row that waited seven days for a transport, saying why", async () => {
+    const clock = new ManualClock(new Date("2026-11-24T12:00:00Z"));
+    plane = await startTestPlane({ clock });
+    await admin(plane, "PUT", "/api/v1/config", {
+      notification_emails: ["ops@example.com"],
+      report_daily_time_utc: "23:59",
+    });
+    const job = await failJob(plane, "one");
     await plane.services.notifications.tick();
-    for (const id of [a.id, b.id]) {
-      const [email] = await rowsOf(plane, id);
-      expect(email).toMatchObject({ channel: "email", status: "skipped", lastError: NO_MAILER });
-    }
-    expect(logged).toEqual([`[lakesmith] notifications: ${NO_MAILER}`]);
+    clock.advance(TRANSPORT_WAIT_MS - 1);
+    await plane.services.notifications.tick();
+    expect((await rowsOf(plane, job.id)).map((r) => r.status)).toEqual([
+      "waiting_for_transport",
+      "waiting_for_transport",
+    ]);
+    clock.advance(1);
+    expect((await plane.services.notifications.tick()).dispatched).toMatchObject({ skipped: 2 });
+    const [email] = (await rowsOf(plane, job.id)).filter((r) => r.channel === "email");
+    expect(email).toMatchObject({ status: "skipped", lastError: `no transport within 7 days: ${NO_MAILER}` });
+    const before = smtp.mails.length;
+    expect((await tickRestarted(goodMailer())).dispatched).toMatchObject({ woken: 0, sent: 0 });
+    expect(smtp.mails.length).toBe(before);
   });
 });

@@ -46,7 +46,7 @@ export interface NodeServerOptions {
    * (default 15 s). 0 turns the timer off; tests then call `services.scheduler.tick()` themselves.
    */
   schedulerIntervalMs?: number;
-  /** Email's way out for notifications (`node-smtp.ts`); none: email rows are skipped, saying why. */
+  /** Email's way out for notifications (`node-smtp.ts`); none: email rows wait for one, saying why. */
   mailer?: Mailer | undefined;
   /**
    * How often the notification dispatcher runs (queue due reports, send the outbox; default 15 s).

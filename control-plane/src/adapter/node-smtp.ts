@@ -1,8 +1,8 @@
 /**
  * Email over SMTP on Node, with nodemailer. The server comes from the environment
  * (`LAKESMITH_SMTP_URL`, or `LAKESMITH_SMTP_HOST`/`_PORT`/`_USER`/`_PASSWORD`, and
- * `LAKESMITH_SMTP_FROM`); without a host there is no mailer and email rows are skipped with the
- * reason. Errors are rethrown as `DeliveryError` with the password and user scrubbed out.
+ * `LAKESMITH_SMTP_FROM`); without a host there is no mailer and email rows wait for one, saying
+ * why. Errors are rethrown as `DeliveryError` with the password and user scrubbed out.
  */
 import nodemailer from "nodemailer";
 import { DeliveryError, type Mailer } from "../notifications/transport.ts";

@@ -915,8 +915,9 @@ export type NotificationChannel = (typeof NOTIFICATION_CHANNELS)[number];
 /**
  * new: written with its event, its addressees not yet read from the settings. pending: due at
  * `next_attempt_at`. sending: claimed by `claimed_by` until `claim_expires_at`. sent, failed (gave
- * up; `last_error` says why), skipped (nothing to send to, or no transport). fanned_out: a chat
- * event split into one row per webhook.
+ * up; `last_error` says why), skipped (nothing to send to, or waited too long for a transport).
+ * waiting_for_transport: no email transport or no chat webhook yet; new again once there is one.
+ * fanned_out: a chat event split into one row per webhook.
  */
 export const NOTIFICATION_STATUSES = [
   "new",
@@ -925,6 +926,7 @@ export const NOTIFICATION_STATUSES = [
   "sent",
   "failed",
   "skipped",
+  "waiting_for_transport",
   "fanned_out",
 ] as const;
 export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];

@@ -14,9 +14,13 @@
  *   `MAX_ATTEMPTS`, keeping the last error. Each settle is guarded by the claim (`claimed_by`).
  * - A dispatcher that dies mid-send leaves its claim to lapse (`CLAIM_MS`); the row is sent again:
  *   delivery is at least once, and twice only across such a crash.
+ * - No transport (no mailer in this runtime, no chat webhook in the settings): the row waits
+ *   (`waiting_for_transport`, the reason in `last_error`, no try counted) under its dedupe key. A
+ *   dispatcher that has the transport moves it back to new (`wakeWaiting`), so it is expanded and
+ *   sent once like any row; after `TRANSPORT_WAIT_MS` without one it is skipped (`expireWaiting`).
  */
 import { newId } from "@lakesmith/shared";
-import { and, eq, inArray, lte, or, type SQL, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, lte, or, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
 import { insertSelect } from "../db/insert-select.ts";
 import { type Job, type Notification, type NotificationChannel, notifications } from "../db/schema.ts";
@@ -25,6 +29,8 @@ import { type Job, type Notification, type NotificationChannel, notifications } 
 export const MAX_ATTEMPTS = 6;
 /** How long a claim holds a row before another dispatcher may take it. */
 export const CLAIM_MS = 120_000;
+/** How long a row waits for a transport, from its creation, before it is skipped. */
+export const TRANSPORT_WAIT_MS = 7 * 24 * 3_600_000;
 
 /**
  * Wait after the `attempts`-th failed try: 30 s, 2 min, 8 min, 32 min, 2 h 8 min (x4 each time,
@@ -125,4 +131,53 @@ export async function markSkipped(db: Db, row: Notification, now: Date, why: str
     .update(notifications)
     .set({ status: "skipped", lastError: why, claimedBy: null, claimExpiresAt: null, updatedAt: now })
     .where(and(eq(notifications.id, row.id), guard));
+}
+
+/** No transport for the row: it waits for one, with why; a claimed row's try is not counted. */
+export async function markWaiting(db: Db, row: Notification, now: Date, why: string, guard: SQL) {
+  const claimedTry = row.status === "sending" ? 1 : 0;
+  await db
+    .update(notifications)
+    .set({
+      status: "waiting_for_transport",
+      attempts: row.attempts - claimedTry,
+      lastError: why,
+      claimedBy: null,
+      claimExpiresAt: null,
+      updatedAt: now,
+    })
+    .where(and(eq(notifications.id, row.id), guard));
+}
+
+const waiting = eq(notifications.status, "waiting_for_transport");
+
+/** Rows waiting for a transport on `channels` (which this dispatcher now has) become new again. */
+export async function wakeWaiting(db: Db, channels: NotificationChannel[], now: Date): Promise<number> {
+  if (channels.length === 0) return 0;
+  const woken = await db
+    .update(notifications)
+    .set({ status: "new", lastError: null, updatedAt: now })
+    .where(
+      and(
+        waiting,
+        inArray(notifications.channel, channels),
+        gt(notifications.createdAt, new Date(now.getTime() - TRANSPORT_WAIT_MS)),
+      ),
+    )
+    .returning({ id: notifications.id });
+  return woken.length;
+}
+
+/** Rows that waited `TRANSPORT_WAIT_MS` for a transport are skipped, keeping why. */
+export async function expireWaiting(db: Db, now: Date): Promise<number> {
+  const expired = await db
+    .update(notifications)
+    .set({
+      status: "skipped",
+      lastError: sql`${`no transport within ${TRANSPORT_WAIT_MS / 86_400_000} days: `} || coalesce(${notifications.lastError}, '')`,
+      updatedAt: now,
+    })
+    .where(and(waiting, lte(notifications.createdAt, new Date(now.getTime() - TRANSPORT_WAIT_MS))))
+    .returning({ id: notifications.id });
+  return expired.length;
 }

@@ -15,7 +15,7 @@ import { jsonResponse } from "../http/openapi.ts";
 import { pageOf, pageQuery } from "../http/pagination.ts";
 import { defineRoute } from "../http/route.ts";
 import { newRouter } from "../http/router.ts";
-import { MAX_ATTEMPTS } from "./outbox.ts";
+import { MAX_ATTEMPTS, TRANSPORT_WAIT_MS } from "./outbox.ts";
 
 const NotificationSchema = z
   .object({
@@ -23,8 +23,7 @@ const NotificationSchema = z
     kind: z.enum(NOTIFICATION_KINDS),
     channel: z.enum(NOTIFICATION_CHANNELS),
     status: z.enum(NOTIFICATION_STATUSES).openapi({
-      description:
-        "new: addressees not yet read from the settings; pending: due at next_attempt_at; sending: being sent; sent; failed: gave up after max_attempts tries (last_error says why); skipped: nothing could be sent (no recipient, no webhook, or no transport configured; last_error says which); fanned_out: a chat message split into one row per webhook.",
+      description: `new: addressees not yet read from the settings; pending: due at next_attempt_at; sending: being sent; sent; failed: gave up after max_attempts tries (last_error says why); skipped: nothing could be sent (no recipient, the webhook was removed, or no transport within ${TRANSPORT_WAIT_MS / 86_400_000} days; last_error says which); waiting_for_transport: no email transport (SMTP or email API) or no chat webhook is configured yet; the row is sent, once, when one is (last_error says which); fanned_out: a chat message split into one row per webhook.`,
     }),
     job_id: z.string().nullable(),
     period: z.string().nullable().openapi({

@@ -64,10 +64,10 @@ describe("notifications in workerd", () => {
       attempts: 1,
       recipients_count: 1,
     });
-    // No webhook is configured: the chat row says so.
+    // No webhook is configured: the chat row waits for one, and says so.
     expect(rows.find((r) => r.job_id === job.id && r.channel === "chat")).toMatchObject({
-      status: "skipped",
-      last_error: "chat_webhook_urls is empty: no webhook to post to",
+      status: "waiting_for_transport",
+      last_error: "chat_webhook_urls is empty: waiting for a webhook to post to",
     });
 
     // The next tick sends nothing again.
