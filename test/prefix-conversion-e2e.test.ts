@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Engine, sqlList } from "../agent/src/engine/duckdb.ts";
 import { readAll, S3Store } from "../agent/src/store/index.ts";
 import type { LocalS3 } from "../agent/test/support/local-s3.ts";
+import { routingOf } from "../control-plane/src/jobs/enqueue.ts";
 import { type LakeSuite, startLakeSuite } from "./support/lake-suite.ts";
 import type { TestPlane } from "./support/plane.ts";
 
@@ -137,6 +138,20 @@ describe("JSON prefix conversion end to end", () => {
     expect(hardDelete.body.files_by_prefix).toEqual([
       expect.objectContaining({ prefix_id: prefixId, files: 2 }),
     ]);
+    // The routing columns hard-delete writes in SQL are what the kind's declaration derives.
+    const queued = await plane.server.services.jobs.get(hardDelete.body.jobs[0].id);
+    const derived = routingOf(plane.server.services.jobs.engine, {
+      kind: "prefix_hard_delete",
+      payload: queued?.payload ?? {},
+    });
+    expect(queued).toMatchObject({
+      kind: "prefix_hard_delete",
+      requires: derived.requires,
+      locations: derived.locations,
+      endpoints: derived.endpoints,
+      exclusion: derived.exclusion,
+      locks: derived.locks,
+    });
     await plane.waitForJob(hardDelete.body.jobs[0].id, ["succeeded"], 60_000);
     const after = (await plane.api("GET", `/api/v1/pending-deletions?prefix_id=${prefixId}`)).body.items;
     expect(

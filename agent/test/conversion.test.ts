@@ -174,6 +174,28 @@ describe("prefix_convert on file://", () => {
     ]);
   });
 
+  it("loads the inputs a chunk at a time, one schema for all, and proves the rows of every chunk", async () => {
+    const l = lake();
+    l.put(
+      "1.jsonl",
+      ndjson([
+        { id: 1, a: "x" },
+        { id: 2, a: "y" },
+      ]),
+    );
+    l.put("2.jsonl", ndjson([{ id: 3, b: 1.5 }]));
+    l.put("3.jsonl", ndjson([{ id: 4, a: "z", b: 2 }]));
+    const { result } = await convert(l, { chunkBytes: 1 });
+    expect(result).toMatchObject({ files_in: 3, files_out: 3, rows: 4, columns: 3 });
+    const rows = await readBack(l.targetDir, l.target);
+    expect(rows.map((r) => [r.id, r.a, r.b])).toEqual([
+      ["1", "x", null],
+      ["2", "y", null],
+      ["3", null, 1.5],
+      ["4", "z", 2],
+    ]);
+  });
+
   it("widens the schema to a key that only appears past DuckDB's sample", async () => {
     const l = lake();
     const rows = Array.from({ length: 25_000 }, (_, i) => ({ id: i }));

@@ -12,6 +12,10 @@
  * Timed from `POST .../discover` until the attempt reads `completed`; the agent's peak RSS (Linux
  * `VmHWM`, reset before the run). Targets: under 120 s and under 500 MB. A missed target sets exit
  * code 1; every figure is printed either way. BENCH_DIR keeps (and reuses) the report.
+ *
+ * Then the JSON-to-Parquet part (`json-conversion.ts`): generated JSON converted through the API by
+ * the same agent against a plain DuckDB `COPY` of the same files. BENCH_PARTS picks the parts
+ * (`discovery,json`, the default, or either alone).
  */
 import { createHash } from "node:crypto";
 import { createReadStream, existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
@@ -19,6 +23,7 @@ import { join } from "node:path";
 import { Engine, sqlString } from "../../agent/src/engine/index.ts";
 import { startNodeServer } from "../../control-plane/src/adapter/node-server.ts";
 import { type ChildAgent, spawnAgent } from "../support/agents.ts";
+import { benchJsonConversion } from "./json-conversion.ts";
 import { benchFolder, exitOnInterrupt } from "./lifecycle.ts";
 import { peakRss, resetPeakRss } from "./memory.ts";
 
@@ -28,13 +33,14 @@ const BINS = Number(process.env.BENCH_BINS ?? 10);
 const DATASETS = Number(process.env.BENCH_DATASETS ?? 2000);
 const TARGET_S = 120;
 const TARGET_MB = 500;
+const PARTS = new Set((process.env.BENCH_PARTS ?? "discovery,json").split(","));
 
 exitOnInterrupt();
 const dir = process.env.BENCH_DIR ?? benchFolder("lakesmith-bench-discovery-");
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const inventoryRoot = join(dir, "inventory", "lake", "daily");
 
-await writeReport();
+if (PARTS.has("discovery")) await writeReport();
 const server = await startNodeServer({
   dbUrl: `file:${join(benchFolder("lakesmith-bench-discovery-plane-"), "plane.db")}`,
   port: 0,
@@ -53,6 +59,15 @@ try {
   });
   await agent.waitForLog((l) => l.msg === "session established", 30_000);
   await api("PUT", "/api/v1/config", { min_discovery_prefix_size_mb: 0 });
+  if (PARTS.has("discovery")) await benchDiscovery(agent);
+  if (PARTS.has("json")) await benchJsonConversion(dir, api, say, verdict);
+} finally {
+  if (agent?.child.exitCode === null) agent.child.kill("SIGTERM");
+  await server.stop();
+}
+process.exit(process.exitCode ?? 0);
+
+async function benchDiscovery(agent: ChildAgent): Promise<void> {
   const location = (
     await api("POST", "/api/v1/object-maintenance/locations", {
       name: "bench",
@@ -85,11 +100,7 @@ try {
   say(
     `  attempt: ${JSON.stringify({ files_seen: state.files_seen, objects_scanned: state.objects_scanned, bins_done: state.bins_done })}`,
   );
-} finally {
-  if (agent?.child.exitCode === null) agent.child.kill("SIGTERM");
-  await server.stop();
 }
-process.exit(process.exitCode ?? 0);
 
 function verdict(met: boolean): string {
   if (!met) process.exitCode = 1;

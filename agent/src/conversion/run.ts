@@ -8,7 +8,7 @@
  *    died before its manifest (this job's own earlier attempt included): deleted, so a retry
  *    replaces them instead of adding to them.
  * 3. Download the inputs into the scratch folder (DuckDB reads local files only), keeping each
- *    name's ending (`.json.gz` is read as gzip).
+ *    name's ending (`.json.gz` is read as gzip); a `file://` input is read in place.
  * 4. Convert and prove (`convert.ts`): nothing is uploaded unless the Parquet holds the inputs' rows.
  * 5. Upload to `data/<job id>/part-<n>.parquet`, then append the run to the manifest: the manifest
  *    write is the commit. A crash in between leaves an orphan folder for step 2 of the next run.
@@ -72,12 +72,13 @@ export async function runConversion(
   const inputDir = join(ctx.scratchDir, "in");
   const outDir = join(ctx.scratchDir, "out");
   await mkdir(inputDir, { recursive: true });
-  const locals: LocalInput[] = [];
+  const locals: (LocalInput & { size: number })[] = [];
   for (const [i, input] of plan.inputs.entries()) {
     ctx.signal.throwIfAborted();
-    const path = join(inputDir, `${i}-${basename(input.key)}`);
-    await source.download(input.key, path);
-    locals.push({ path, uri: source.uriOf(input.key) });
+    // A local folder's file is read in place: it is older than the skip age, so no longer written.
+    const path = source.localFile?.(input.key) ?? join(inputDir, `${i}-${basename(input.key)}`);
+    if (!source.localFile) await source.download(input.key, path);
+    locals.push({ path, uri: source.uriOf(input.key), size: input.size });
     ctx.progress({ step: "download", files_done: i + 1, files_total: plan.inputs.length });
   }
 
@@ -93,6 +94,7 @@ export async function runConversion(
     engine.close();
   }
 
+  const uploadStarted = performance.now();
   const folder = `${OUTPUT_FOLDER}${job.id}/`;
   const outputs: ManifestRun["outputs"] = [];
   for (const [i, { path: file, rows }] of converted.files.entries()) {
@@ -125,6 +127,7 @@ export async function runConversion(
     drr: bytesAfter > 0 ? bytesBefore / bytesAfter : null,
     rows,
     columns: converted.columns.length,
+    step_ms: { ...converted.stepMs, upload: Math.round(performance.now() - uploadStarted) },
     duration_ms: Date.now() - started,
   };
 }
