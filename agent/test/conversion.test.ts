@@ -117,6 +117,7 @@ describe("prefix_convert on file://", () => {
     );
     l.put("c.ndjson.gz", gzipSync(ndjson([{ id: 5, mixed: 7, name: "é" }])));
     l.put("notes.txt", "not an input");
+    l.put("nested/_lakesmith_manifest.json", '{"format": "another conversion\'s manifest"}');
     const { result, jobId } = await convert(l);
     expect(result).toMatchObject({ files_in: 3, rows: 5, inputs_converted_before: 0, inputs_too_young: 0 });
     expect(result.files_out).toBeGreaterThanOrEqual(1);
