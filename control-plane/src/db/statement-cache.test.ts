@@ -186,7 +186,7 @@ describe("selectOnce", () => {
       },
     });
     await seed(database.db);
-    const names = (role: string) =>
+    const names = (role: "Admin" | "Viewer") =>
       selectOnce(
         database.db,
         database.db
