@@ -101,7 +101,7 @@ const FILTER_COLUMNS = {
 type FilterField = keyof typeof FILTER_COLUMNS & keyof PendingDeletionFilter;
 
 export class PendingDeletionService {
-  // Reads built once per shape and kept prepared (`db/statement-cache.ts`): at most 32 list shapes.
+  // Reads built once per shape and kept prepared (`db/statement-cache.ts`): at most 64 list shapes (six filters).
   private readonly lists = new Map<string, ListStatements>();
   private readonly statsByScope = new Map<StatsScope, StatsStatements>();
   private readonly byId;
