@@ -14,13 +14,13 @@ import { pageQuery } from "../http/pagination.ts";
 export const PENDING_DELETION_PAGE_MAX = 100;
 
 export const STATUS_DESCRIPTION =
-  "PENDING_DELETE: proposed by a vacuum or a partition expiration; recoverable; hard-delete removes the file once `eligible_at` has passed. " +
+  "PENDING_DELETE: proposed by a vacuum, a partition expiration, a Hive crunch or a prefix's removal of converted inputs; recoverable; hard-delete removes the file once `eligible_at` has passed. " +
   "RECOVERING: a recover job is putting the file back into the table (expired partitions only); it ends RECOVERED, or PENDING_DELETE again when the job fails (`note` says why). " +
   "RECOVERED: kept for good; never hard-deleted, and vacuum never proposes the path again. " +
   "DELETING: claimed by a hard-delete job (`hard_delete_job_id`). " +
   "DELETED: the agent deleted the file, or found it already absent (`note`). " +
   "RETAINED: right before deleting, the agent found the file referenced by the table's current snapshot again and kept it; never deleted. " +
-  "Transitions: PENDING_DELETE → RECOVERED (recover of a vacuum record) or RECOVERING → RECOVERED | PENDING_DELETE (recover of an expiration record); " +
+  "Transitions: PENDING_DELETE → RECOVERED (recover of a vacuum record or of a prefix's converted input) or RECOVERING → RECOVERED | PENDING_DELETE (recover of an expiration record); " +
   "PENDING_DELETE → DELETING (hard-delete) → DELETED | RETAINED | PENDING_DELETE (the file's delete failed, or the job failed or was cancelled).";
 
 export const PendingDeletionSchema = z
