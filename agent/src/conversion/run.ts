@@ -72,13 +72,13 @@ export async function runConversion(
   const inputDir = join(ctx.scratchDir, "in");
   const outDir = join(ctx.scratchDir, "out");
   await mkdir(inputDir, { recursive: true });
-  const locals: (LocalInput & { size: number })[] = [];
+  const locals: LocalInput[] = [];
   for (const [i, input] of plan.inputs.entries()) {
     ctx.signal.throwIfAborted();
     // A local folder's file is read in place: it is older than the skip age, so no longer written.
     const path = source.localFile?.(input.key) ?? join(inputDir, `${i}-${basename(input.key)}`);
     if (!source.localFile) await source.download(input.key, path);
-    locals.push({ path, uri: source.uriOf(input.key), size: input.size });
+    locals.push({ path, uri: source.uriOf(input.key) });
     ctx.progress({ step: "download", files_done: i + 1, files_total: plan.inputs.length });
   }
 
