@@ -207,6 +207,16 @@ describe("prefix_convert on file://", () => {
     expect(back.at(-1)).toEqual({ id: "25000", late: "here" });
   });
 
+  it("keeps a key first seen in the last record of a file the sample read whole (no key check needed there)", async () => {
+    const l = lake();
+    const rows: object[] = Array.from({ length: 20_479 }, (_, i) => ({ id: i }));
+    rows.push({ id: 20_479, last: "seen" });
+    l.put("whole.jsonl", ndjson(rows));
+    const { result } = await convert(l);
+    expect(result).toMatchObject({ rows: 20_480, columns: 2 });
+    expect((await readBack(l.targetDir, l.target)).at(-1)).toEqual({ id: "20479", last: "seen" });
+  });
+
   it("fails naming the file and line of a value that does not fit, and writes nothing", async () => {
     const l = lake();
     const rows = Array.from({ length: 30_000 }, (_, i) => ({ id: i, n: i }));

@@ -78,7 +78,7 @@ export async function runConversion(
     // A local folder's file is read in place: it is older than the skip age, so no longer written.
     const path = source.localFile?.(input.key) ?? join(inputDir, `${i}-${basename(input.key)}`);
     if (!source.localFile) await source.download(input.key, path);
-    locals.push({ path, uri: source.uriOf(input.key) });
+    locals.push({ path, uri: source.uriOf(input.key), size: input.size });
     ctx.progress({ step: "download", files_done: i + 1, files_total: plan.inputs.length });
   }
 
