@@ -1,36 +1,44 @@
 /**
- * The DuckDB side of a JSON conversion: infer → prove the inputs → check keys → write → prove
- * the outputs.
+ * The DuckDB side of a JSON conversion: infer → per chunk (load → check keys → prove → write) →
+ * prove the outputs.
  *
- * - Infer: DuckDB's JSON reader infers each input's schema from a sample of its records and
- *   widens them into one (`union_by_name`): a field that is a number in one file and text in
- *   another becomes JSON, never text.
- * - Prove the inputs: every input read with exactly that schema, streamed into the row count and
- *   the order-insensitive row checksum (`engine/checksum.ts`), per file. A value that does not fit
- *   (past the sample) fails the run with DuckDB's message, naming the input's URI and line.
- * - Check keys: a key no sample saw would be dropped silently by the reader. Files longer than the
- *   sample have their records' top-level keys compared with the columns (a file no longer was
- *   inferred from every record); if one is missing, the schema is inferred again from every
- *   record (slow, and rare) and the inputs proven again.
- * - Write: the same read streamed into Parquet (zstd) of about the target file size, under the
- *   scratch folder; nothing is held in a table, so memory does not grow with the run.
- * - Prove the outputs: the same count and checksum of the written files; any difference fails the
- *   run.
+ * - Infer: DuckDB's JSON reader infers each input's schema from a sample of its records (20,480
+ *   per file) and widens them into one (`union_by_name`): a field that is a number in one file
+ *   and text in another becomes JSON, never text.
+ * - Load, in chunks of whole files of at most a quarter of the memory limit of JSON (a table that
+ *   outgrows the limit spills, several times slower): every input read with exactly that schema.
+ *   A value that does not fit (past the sample) fails the run with DuckDB's message, naming the
+ *   input's URI and line.
+ * - Check keys: a key no sample saw would be dropped silently by the reader. The chunk's files
+ *   longer than the sample have their records' top-level keys compared with the columns (a
+ *   shorter file was inferred from every record); if one is missing, the schema is inferred again
+ *   from every record (slow, and rare) and every chunk is done again.
+ * - Prove the chunk's rows (count and the order-insensitive row checksum, `engine/checksum.ts`)
+ *   and write them as Parquet (zstd) of about the target file size (smaller where a chunk holds
+ *   less), under the scratch folder.
+ * - Prove the outputs: the count and checksum of every written file against the chunks' sum; any
+ *   difference fails the run.
  */
-import { mkdir, readdir } from "node:fs/promises";
+import { mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type Checksum,
-  checksumAggregates,
-  checksumFromRows,
   checksumOf,
   compareChecksums,
   readAsColumns,
+  sumChecksums,
   type TableColumn,
 } from "../engine/checksum.ts";
 import { type Engine, sqlIdent, sqlList, sqlString } from "../engine/duckdb.ts";
 import { JobError } from "../registry.ts";
 
+const TABLE = "conversion_rows";
+/**
+ * JSON bytes loaded at once: the engine's memory limit over this. The loaded rows take several
+ * times their JSON's size less, but a table that outgrows the limit spills, and spilled loads were
+ * many times slower than loads that fit.
+ */
+const CHUNK_SHARE = 4;
 /** Records per file DuckDB's JSON reader infers the schema from (its own default, stated here). */
 const SAMPLE_RECORDS = 20_480;
 /**
@@ -38,7 +46,7 @@ const SAMPLE_RECORDS = 20_480;
  * ones are checked whatever their count, in case the reader's sample stopped at a buffer's end.
  */
 const SAMPLED_WHOLE_BYTES = 16 * 2 ** 20;
-/** The column naming each record's file in the input proof: not a name a JSON key is likely to take. */
+/** The column naming each record's file in the loaded table: not a name a JSON key is likely to take. */
 const FILE_COLUMN = "__lakesmith_input_file";
 
 /** A local input and the URI it was read from (error messages name the URI). */
@@ -59,9 +67,13 @@ export interface Converted {
 }
 
 export interface ConvertSteps {
+  /** JSON bytes loaded at once; default a `CHUNK_SHARE`th of the engine's memory limit. */
+  chunkBytes?: number;
   /** Called with the written files before they are proven: a test's way to damage one. */
   afterWrite?: (files: string[]) => Promise<void>;
 }
+
+type StepTimer = <T>(step: string, work: () => Promise<T>) => Promise<T>;
 
 export async function convertJson(
   engine: Engine,
@@ -71,8 +83,8 @@ export async function convertJson(
   steps: ConvertSteps = {},
 ): Promise<Converted> {
   const paths = inputs.map((i) => i.path);
-  const stepMs: Record<string, number> = { infer: 0, key_check: 0, write: 0, prove: 0 };
-  const timed = async <T>(step: string, work: () => Promise<T>): Promise<T> => {
+  const stepMs: Record<string, number> = { infer: 0, key_check: 0, load: 0, write: 0, prove: 0 };
+  const timed: StepTimer = async (step, work) => {
     const started = performance.now();
     try {
       return await work();
@@ -80,44 +92,34 @@ export async function convertJson(
       stepMs[step] = (stepMs[step] ?? 0) + Math.round(performance.now() - started);
     }
   };
-  const prove = (columns: TableColumn[]) =>
-    timed("prove", () => proveInputs(engine, inputs, columns)).catch((err) => {
-      throw misfit(err, inputs);
-    });
+  const chunkBytes = steps.chunkBytes ?? (engine.memoryLimitMb * 2 ** 20) / CHUNK_SHARE;
   let columns = await timed("infer", () => inferColumns(engine, paths, false));
-  let proof = await prove(columns);
-  // A small file of no more records than the sample was inferred from every record: no key can be missing.
-  const longer = inputs
-    .filter((i) => i.size > SAMPLED_WHOLE_BYTES || (proof.recordsOf.get(i.path) ?? 0) > SAMPLE_RECORDS)
-    .map((i) => i.path);
-  if ((await timed("key_check", () => keysNotIn(engine, longer, columns))).length > 0) {
+  let written = await writeChunks(
+    engine,
+    chunks(inputs, chunkBytes),
+    columns,
+    outDir,
+    targetFileSizeMb,
+    timed,
+  );
+  if ("unseen" in written) {
+    // A key no sample saw: the schema from every record, and every chunk again.
+    await rm(outDir, { recursive: true, force: true });
     columns = await timed("infer", () => inferColumns(engine, paths, true));
-    proof = await prove(columns);
-    const unseen = await timed("key_check", () => keysNotIn(engine, paths, columns));
-    if (unseen.length > 0)
-      throw new JobError(`keys ${unseen.join(", ")} of the inputs have no column; nothing was converted`, {
-        retryable: false,
-      });
+    written = await writeChunks(engine, chunks(inputs, chunkBytes), columns, outDir, targetFileSizeMb, timed);
+    if ("unseen" in written)
+      throw new JobError(
+        `keys ${written.unseen.join(", ")} of the inputs have no column; nothing was converted`,
+        { retryable: false },
+      );
   }
-  const { checksum } = proof;
-  const source = readJson(inputs, columns);
-  await mkdir(outDir, { recursive: true });
-  await timed("write", () =>
-    engine.run(
-      `copy (${source}) to ${sqlString(outDir)} (format parquet, compression zstd, file_size_bytes '${targetFileSizeMb}MB', filename_pattern 'part-{i}', overwrite_or_ignore)`,
-    ),
-  ).catch((err) => {
-    throw misfit(err, inputs);
-  });
-  const files = (await readdir(outDir))
-    .filter((f) => f.endsWith(".parquet"))
-    .sort(byNumber)
-    .map((f) => join(outDir, f));
+  const { files } = written;
+  const checksum = sumChecksums(columns, written.parts);
   await steps.afterWrite?.(files);
-  const written = await timed("prove", async () =>
+  const outputs = await timed("prove", async () =>
     checksumOf(engine, await readAsColumns(engine, files, columns), columns),
   );
-  const problems = compareChecksums(checksum, written);
+  const problems = compareChecksums(checksum, outputs);
   if (problems.length > 0)
     throw new JobError(
       `the Parquet written does not hold the inputs' rows (${problems.join("; ")}); nothing was uploaded`,
@@ -143,24 +145,84 @@ async function inferColumns(engine: Engine, paths: string[], everyRecord: boolea
   return rows.map((r) => ({ name: r.column_name, type: r.column_type }));
 }
 
-/** A `SELECT` of every input read with exactly `columns` (and, with `fileColumn`, its path). */
-function readJson(inputs: readonly LocalInput[], columns: TableColumn[], fileColumn?: string): string {
-  const spec = columns.map((c) => `${sqlString(c.name)}: ${sqlString(c.type)}`).join(", ");
-  const list = [...columns.map((c) => sqlIdent(c.name)), ...(fileColumn ? [sqlIdent(fileColumn)] : [])];
-  const file = fileColumn ? `, filename = ${sqlString(fileColumn)}` : "";
-  return `select ${list.join(", ")} from read_json(${sqlList(inputs.map((i) => i.path))}, columns = {${spec}}${file})`;
+/**
+ * Loads, proves and writes the inputs a chunk at a time (`out/<chunk>/part-<n>.parquet`); stops
+ * at a chunk whose files longer than the sample hold a top-level key that is not a column.
+ */
+async function writeChunks(
+  engine: Engine,
+  groups: LocalInput[][],
+  columns: TableColumn[],
+  outDir: string,
+  targetFileSizeMb: number,
+  timed: StepTimer,
+): Promise<{ parts: Checksum[]; files: string[] } | { unseen: string[] }> {
+  const all = columns.map((c) => sqlIdent(c.name)).join(", ");
+  const parts: Checksum[] = [];
+  const files: string[] = [];
+  await mkdir(outDir, { recursive: true });
+  for (const [n, chunk] of groups.entries()) {
+    await timed("load", () => load(engine, chunk, columns));
+    const records = await engine.query<{ file: string; n: string }>(
+      `select ${sqlIdent(FILE_COLUMN)} as file, count(*) as n from ${TABLE} group by 1`,
+    );
+    const recordsOf = new Map(records.map((r) => [r.file, Number(r.n)]));
+    // A small file of no more records than the sample was inferred from every record: no key can be missing.
+    const longer = chunk
+      .filter((i) => i.size > SAMPLED_WHOLE_BYTES || (recordsOf.get(i.path) ?? 0) > SAMPLE_RECORDS)
+      .map((i) => i.path);
+    const unseen = await timed("key_check", () => keysNotIn(engine, longer, columns));
+    if (unseen.length > 0) {
+      await engine.run(`drop table ${TABLE}`);
+      return { unseen };
+    }
+    parts.push(await timed("prove", () => checksumOf(engine, `select ${all} from ${TABLE}`, columns)));
+    const dir = join(outDir, String(n));
+    await timed("write", () =>
+      engine.run(
+        `copy (select ${all} from ${TABLE}) to ${sqlString(dir)} (format parquet, compression zstd, file_size_bytes '${targetFileSizeMb}MB', filename_pattern 'part-{i}')`,
+      ),
+    );
+    files.push(
+      ...(await readdir(dir))
+        .filter((f) => f.endsWith(".parquet"))
+        .sort(byNumber)
+        .map((f) => join(dir, f)),
+    );
+    await engine.run(`drop table ${TABLE}`);
+  }
+  return { parts, files };
 }
 
-/** The inputs' checksum as `columns`, and how many records each file holds (one streamed pass). */
-async function proveInputs(engine: Engine, inputs: readonly LocalInput[], columns: TableColumn[]) {
-  const rows = await engine.query(
-    `select ${sqlIdent(FILE_COLUMN)} as ck_file, ${checksumAggregates(columns)}
-      from (${readJson(inputs, columns, FILE_COLUMN)}) group by ck_file`,
-  );
-  return {
-    checksum: checksumFromRows(columns, rows),
-    recordsOf: new Map(rows.map((r) => [String(r.ck_file), Number(r.ck_rows)])),
-  };
+/** Loads the inputs, read with exactly `columns`, into `TABLE` (with each record's file). */
+async function load(engine: Engine, inputs: readonly LocalInput[], columns: TableColumn[]): Promise<void> {
+  const spec = columns.map((c) => `${sqlString(c.name)}: ${sqlString(c.type)}`).join(", ");
+  await engine.run(`drop table if exists ${TABLE}`);
+  await engine
+    .run(
+      `create temp table ${TABLE} as select * from read_json(${sqlList(inputs.map((i) => i.path))}, columns = {${spec}}, filename = ${sqlString(FILE_COLUMN)})`,
+    )
+    .catch((err) => {
+      throw misfit(err, inputs);
+    });
+}
+
+/** The inputs in consecutive groups of at most `bytes` (whole files; a larger file alone). */
+function chunks<T extends { size: number }>(inputs: readonly T[], bytes: number): T[][] {
+  const groups: T[][] = [];
+  let current: T[] = [];
+  let size = 0;
+  for (const input of inputs) {
+    if (current.length > 0 && size + input.size > bytes) {
+      groups.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(input);
+    size += input.size;
+  }
+  if (current.length > 0) groups.push(current);
+  return groups;
 }
 
 /** DuckDB's error for a value that does not fit the schema, naming the input's URI, not its copy. */
