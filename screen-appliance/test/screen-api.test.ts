@@ -163,6 +163,8 @@ describe("POST /screen on ordinary business text", () => {
     ["city", sample(lexicon.city, 16)],
     ["country or region", sample(lexicon.country, 12)],
     ["product", sample(lexicon.product, 12)],
+    ["nationality word", sample(lexicon.demonym, 12)],
+    ["job title", sample(lexicon.title, 12)],
     [
       "company",
       sample(
@@ -172,13 +174,16 @@ describe("POST /screen on ordinary business text", () => {
     ],
   ];
 
-  async function personNames(data: string): Promise<string[]> {
-    const body = await screen({
+  const screenNames = (data: string) =>
+    screen({
       data,
       classificationTypes: [
         { classificationType: "PERSON_NAME", likelihoodType: "LIKELIHOOD_TYPE_POSSIBLE" },
       ],
     });
+
+  async function personNames(data: string): Promise<string[]> {
+    const body = await screenNames(data);
     return body.findings.map((f) => [...data].slice(f.start, f.end).join(""));
   }
 
@@ -189,6 +194,14 @@ describe("POST /screen on ordinary business text", () => {
       const inside = `Please ask Tomasz Wieczorek about the ${word} plan.`;
       expect(await personNames(inside), inside).toEqual(["Tomasz Wieczorek"]);
     }
+  });
+
+  it("finds a surname again after the full name and numbers each word once", async () => {
+    const data = "The film was directed by Maciej Borkowski and starring Borkowski.";
+    const body = await screenNames(data);
+    expect(body.redactedData).toBe(
+      "The film was directed by [PERSON_NAME_1] [PERSON_NAME_2] and starring [PERSON_NAME_2].",
+    );
   });
 
   it("keeps a common noun that starts a sentence", async () => {

@@ -1,11 +1,14 @@
 /**
  * Generates labeled training sentences for the name model by filling the Presidio templates'
  * `{{placeholders}}`: people from `fake_people_3000.csv` and from @faker-js/faker's locales,
- * everything else from faker. Every filled person placeholder becomes a PERSON span; titles,
+ * everything else from faker. A generator draws only the first and last names of its half
+ * (`NameHoldout`: never a word of a held-out record's name; development names disjoint from
+ * training names); a CSV person's first and last name are drawn apart. Every filled person placeholder becomes a PERSON span; titles,
  * organisations, streets and cities stay unlabeled, because the model must learn to leave them.
  */
 import { allLocales, base, en, Faker } from "@faker-js/faker";
 import { readCsv } from "./datasets.ts";
+import { type NameHalf, NameHoldout } from "./name-holdout.ts";
 import { ordinaryLexicon, type WordClass } from "./ordinary-text.ts";
 
 /**
@@ -29,6 +32,23 @@ const ORDINARY_FRAMES = [
   "{month} report: {country} up, {city} flat.",
   "Send the {product} invoice to {company} by {weekday}.",
   "{person} from {company} asked about {product} pricing.",
+  // Capitalised non-names where names often stand: subject, after "by", "with", "of", before "'s".
+  "{product} is a {demonym} {noun} sold in {city}.",
+  "{company} is the {noun} partner of the year.",
+  "{product} was launched by {company} in {month}.",
+  "According to {company}, {product} demand fell in {country}.",
+  "We met {company} in {city} on {weekday}.",
+  "{company}'s {title} will present the {noun} plan.",
+  "The {demonym} unit of {company} reports to {person}.",
+  "{person} of {company} praised the {product} rollout.",
+  "{company}'s {person} will call you on {weekday}.",
+  "{city} is a {demonym} city known for {noun}.",
+  "Ask {person} whether {company} still sells the {product}.",
+  "Contact {company} about the {product} order before {month}.",
+  // Possessives: a name before "'s" is as much a name as anywhere else.
+  "{person}'s {noun} report is due on {weekday}.",
+  "We reviewed {person}'s {product} order in {city}.",
+  "The {title} read {person}'s notes from {country}.",
 ];
 
 export interface LabeledSentence {
@@ -45,7 +65,8 @@ interface Person {
 }
 
 const REFERENCE_DATE = new Date("2026-01-01T00:00:00Z");
-const SUFFIXES = ["MD", "Jr.", "Sr.", "PhD", "DDS", "II", "III", "DVM"];
+/** Suffixes a generated full name may end with. */
+export const NAME_SUFFIXES = ["MD", "Jr.", "Sr.", "PhD", "DDS", "II", "III", "DVM"];
 const PERSON_KEYS = new Set([
   "person",
   "name",
@@ -63,11 +84,16 @@ const PERSON_KEYS = new Set([
 export class PiiSentenceGenerator {
   private readonly faker: Faker;
   private readonly localeFakers: Faker[];
-  private readonly people: Person[];
+  private readonly firsts: Person[];
+  private readonly lasts: string[];
   private readonly csv: Record<string, string>[];
   private lexicon: Record<WordClass, string[]> | undefined;
 
-  constructor(seed: number) {
+  constructor(
+    seed: number,
+    private readonly half: NameHalf = "train",
+    private readonly holdout = new NameHoldout(),
+  ) {
     // faker's dates are relative to "now" unless told otherwise; a fixed reference date keeps the
     // generated text, and so the trained models, byte-for-byte reproducible.
     this.faker = new Faker({ locale: [en, base], seed });
@@ -106,23 +132,44 @@ export class PiiSentenceGenerator {
       return [f];
     });
     this.csv = readCsv("pii/fake_people_3000.csv");
-    this.people = this.csv.map((row) => ({
-      first: row.GivenName ?? "",
-      middleInitial: row.MiddleInitial ?? "",
-      last: row.Surname ?? "",
-      title: row.Title ?? "",
-      gender: row.Gender ?? "",
-    }));
+    this.firsts = this.csv
+      .map((row) => ({
+        first: row.GivenName ?? "",
+        middleInitial: row.MiddleInitial ?? "",
+        last: "",
+        title: row.Title ?? "",
+        gender: row.Gender ?? "",
+      }))
+      .filter((p) => this.allowed(p.first));
+    this.lasts = this.csv.map((row) => row.Surname ?? "").filter((last) => this.allowed(last));
+  }
+
+  private allowed(name: string): boolean {
+    return this.holdout.allows(name, this.half);
+  }
+
+  /** A name of this generator's half from `draw`, or from the CSV's when 20 draws miss. */
+  private drawAllowed(draw: () => string, fallback: () => string): string {
+    for (let i = 0; i < 20; i++) {
+      const name = draw();
+      if (this.allowed(name)) return name;
+    }
+    return fallback();
   }
 
   private person(): Person {
-    if (this.faker.number.float() < 0.6) return this.faker.helpers.arrayElement(this.people);
-    const f = this.faker.helpers.arrayElement(this.localeFakers);
+    const h = this.faker.helpers;
+    const csvLast = () => h.arrayElement(this.lasts);
+    if (this.faker.number.float() < 0.6) return { ...h.arrayElement(this.firsts), last: csvLast() };
+    const f = h.arrayElement(this.localeFakers);
     const sex = f.helpers.arrayElement(["female", "male"] as const);
     return {
-      first: f.person.firstName(sex),
+      first: this.drawAllowed(
+        () => f.person.firstName(sex),
+        () => h.arrayElement(this.firsts).first,
+      ),
       middleInitial: f.string.alpha({ length: 1, casing: "upper" }),
-      last: f.person.lastName(sex),
+      last: this.drawAllowed(() => f.person.lastName(sex), csvLast),
       title: this.faker.person.prefix(sex),
       gender: sex,
     };
@@ -139,7 +186,7 @@ export class PiiSentenceGenerator {
     const r = this.faker.number.float();
     if (r < 0.1) return `${p.first} ${p.middleInitial}. ${p.last}`;
     if (r < 0.14) return `${p.first} ${p.middleInitial} ${p.last}`;
-    if (r < 0.2) return `${p.first} ${p.last} ${this.faker.helpers.arrayElement(SUFFIXES)}`;
+    if (r < 0.2) return `${p.first} ${p.last} ${this.faker.helpers.arrayElement(NAME_SUFFIXES)}`;
     if (r < 0.25) return `${p.first} ${this.person().last}-${p.last}`;
     return `${p.first} ${p.last}`;
   }
@@ -162,7 +209,12 @@ export class PiiSentenceGenerator {
         case "prefix_female":
           return p.title || f.person.prefix();
         case "organization":
-          return f.helpers.arrayElement([f.company.name(), row.Company ?? f.company.name()]);
+          this.lexicon ??= ordinaryLexicon("train");
+          return f.helpers.arrayElement([
+            f.company.name(),
+            row.Company ?? f.company.name(),
+            f.helpers.arrayElement(this.lexicon.company),
+          ]);
         case "city":
           return f.helpers.arrayElement([f.location.city(), row.City ?? f.location.city()]);
         case "country":
@@ -289,11 +341,12 @@ export class PiiSentenceGenerator {
     const p = this.person();
     const r = f.number.float();
     const name = this.caseVariant(r < 0.5 ? this.fullName(p) : r < 0.75 ? p.first : p.last);
+    const possessive = f.number.float() < 0.15 ? "'s" : "";
     const at = f.number.int({ min: 0, max: words.length });
     const before = words.slice(0, at).join(" ");
     const start = before ? before.length + 1 : 0;
     const text =
-      [before, name, words.slice(at).join(" ")].filter(Boolean).join(" ") +
+      [before, name + possessive, words.slice(at).join(" ")].filter(Boolean).join(" ") +
       f.helpers.arrayElement([".", "", "?", "!"]);
     return { text, persons: [{ start, end: start + name.length }] };
   }

