@@ -3,7 +3,7 @@
  * a use-as-registered location on `file://` whose prefix's policy converts to a target prefix;
  * ad-hoc conversions read back equal through DuckDB, converted again after new files land (only
  * the new ones); the converted inputs removed as pending deletions of the prefix, one recovered,
- * the rest hard-deleted; a value that does not fit failing the run and putting the prefix in
+ * the rest hard-deleted; a record that cannot be read failing the run and putting the prefix in
  * error; and one conversion on the loopback S3 server.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
@@ -172,11 +172,11 @@ describe("JSON prefix conversion end to end", () => {
     expect((await parquetRows(outputs)).length).toBe(3);
   }, 120_000);
 
-  it("fails a conversion whose value does not fit, naming the file and line, and puts the prefix in error", async () => {
+  it("fails a conversion whose record cannot be read, naming the file and line, and puts the prefix in error", async () => {
     const source = join(root, "lake", "raw", "misfit");
     mkdirSync(source, { recursive: true });
     const rows = Array.from({ length: 30_000 }, (_, i) => ({ id: i, n: i }));
-    writeFileSync(join(source, "m.jsonl"), `${ndjson(rows)}${JSON.stringify({ id: 30_000, n: "nan" })}\n`);
+    writeFileSync(join(source, "m.jsonl"), `${ndjson(rows)}{"id": 30000, "n": }\n`);
     const prefixId = await managedPrefix("conv-misfit", `file://${source}`, {
       convert: { target_prefix: `file://${join(root, "lake", "curated", "misfit")}` },
     });

@@ -197,30 +197,79 @@ describe("prefix_convert on file://", () => {
     ]);
   });
 
-  it("widens the schema to a key that only appears past DuckDB's sample", async () => {
+  it("keeps a key first seen past DuckDB's sample, at the top level and inside a struct", async () => {
     const l = lake();
-    const rows = Array.from({ length: 25_000 }, (_, i) => ({ id: i }));
-    l.put("big.jsonl", `${ndjson(rows)}${JSON.stringify({ id: 25_000, late: "here" })}\n`);
+    const rows = Array.from({ length: 25_000 }, (_, i) => ({ id: i, device: { os: "ios" } }));
+    const last = { id: 25_000, late: "here", device: { os: "web", nested_late: 7 } };
+    l.put("big.jsonl", `${ndjson(rows)}${JSON.stringify(last)}\n`);
     const { result } = await convert(l);
-    expect(result).toMatchObject({ rows: 25_001, columns: 2 });
+    expect(result).toMatchObject({ rows: 25_001, columns: 3 });
     const back = await readBack(l.targetDir, l.target);
-    expect(back.at(-1)).toEqual({ id: "25000", late: "here" });
+    expect(back.at(-1)).toEqual({ id: "25000", late: "here", device: { os: "web", nested_late: "7" } });
+    expect(back[0]).toEqual({ id: "0", late: null, device: { os: "ios", nested_late: null } });
   });
 
-  it("keeps a key first seen in the last record of a file the sample read whole (no key check needed there)", async () => {
+  it("keeps date and timestamp text as the text it was", async () => {
     const l = lake();
-    const rows: object[] = Array.from({ length: 20_479 }, (_, i) => ({ id: i }));
-    rows.push({ id: 20_479, last: "seen" });
-    l.put("whole.jsonl", ndjson(rows));
-    const { result } = await convert(l);
-    expect(result).toMatchObject({ rows: 20_480, columns: 2 });
-    expect((await readBack(l.targetDir, l.target)).at(-1)).toEqual({ id: "20479", last: "seen" });
+    const stamps = ["2026-01-01T10:00:00Z", "2026-01-01 10:00:00", "2026-01-01T12:00:00.123+02:00"];
+    l.put("t.jsonl", ndjson(stamps.map((at, i) => ({ id: i, day: `2026-01-0${i + 1}`, at, when: { at } }))));
+    const { jobId } = await convert(l);
+    const manifest = await manifestOf(l.target);
+    expect(manifest.runs.find((r) => r.job_id === jobId)?.columns).toEqual([
+      { name: "id", type: "BIGINT" },
+      { name: "day", type: "VARCHAR" },
+      { name: "at", type: "VARCHAR" },
+      { name: "when", type: 'STRUCT("at" VARCHAR)' },
+    ]);
+    const back = await readBack(l.targetDir, l.target);
+    expect(back.map((r) => [r.day, r.at, (r.when as { at: string }).at])).toEqual(
+      stamps.map((at, i) => [`2026-01-0${i + 1}`, at, at]),
+    );
   });
 
-  it("fails naming the file and line of a value that does not fit, and writes nothing", async () => {
+  it("keeps integers beyond 64 bits exact: DECIMAL(38,0) where every value is an integer, JSON beside fractions or beyond 38 digits", async () => {
+    const l = lake();
+    const huge = "123456789012345678901234567890";
+    const beyondHugeint = "1234567890123456789012345678901234567890";
+    l.put(
+      "n.jsonl",
+      [
+        `{"id": 1, "big": 5, "mixed": 1.5, "wider": 1, "deep": {"v": [0.5]}}`,
+        `{"id": 2, "big": ${huge}, "mixed": ${huge}, "wider": ${beyondHugeint}, "deep": {"v": [9007199254740993]}}`,
+        `{"id": 3, "big": -${huge}, "mixed": 2, "wider": 3, "deep": {"v": []}}`,
+        "",
+      ].join("\n"),
+    );
+    const { jobId } = await convert(l);
+    const columns = (await manifestOf(l.target)).runs.find((r) => r.job_id === jobId)?.columns;
+    expect(columns).toEqual([
+      { name: "id", type: "BIGINT" },
+      { name: "big", type: "DECIMAL(38,0)" },
+      { name: "mixed", type: "JSON" },
+      { name: "wider", type: "JSON" },
+      { name: "deep", type: 'STRUCT("v" JSON[])' },
+    ]);
+    const back = await readBack(l.targetDir, l.target);
+    expect(back.map((r) => [r.big, r.mixed, r.wider, (r.deep as { v: string[] }).v])).toEqual([
+      ["5", "1.5", "1", ["0.5"]],
+      [huge, huge, beyondHugeint, ["9007199254740993"]],
+      [`-${huge}`, "2", "3", []],
+    ]);
+  });
+
+  it("widens a field that is a number for 30,000 records and then text to JSON, each value as written", async () => {
     const l = lake();
     const rows = Array.from({ length: 30_000 }, (_, i) => ({ id: i, n: i }));
-    l.put("misfit.jsonl", `${ndjson(rows)}${JSON.stringify({ id: 30_000, n: "not a number" })}\n`);
+    l.put("mixed.jsonl", `${ndjson(rows)}${JSON.stringify({ id: 30_000, n: "not a number" })}\n`);
+    await convert(l);
+    const back = await readBack(l.targetDir, l.target);
+    expect(back.slice(-2).map((r) => r.n)).toEqual(["29999", '"not a number"']);
+  });
+
+  it("fails naming the file and line of a record that cannot be read, and writes nothing", async () => {
+    const l = lake();
+    const rows = Array.from({ length: 30_000 }, (_, i) => ({ id: i, n: i }));
+    l.put("misfit.jsonl", `${ndjson(rows)}{"id": 30000, "n": }\n`);
     const failure = await convert(l).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(JobError);
     expect((failure as JobError).retryable).toBe(false);

@@ -107,7 +107,7 @@ export const ConvertResultSchema = z.object({
   /** Output folders of runs that never reached the manifest (a crash), removed by this run. */
   orphans_removed: z.number().int().nonnegative(),
   columns: z.number().int().nonnegative(),
-  /** Milliseconds per step: infer, key_check, load, write, prove, upload (absent when nothing ran). */
+  /** Milliseconds per step: infer, load, write, prove, upload (absent when nothing ran). */
   step_ms: z.record(z.string(), z.number()).optional(),
   manifest: z.string(),
   duration_ms: z.number().nonnegative(),

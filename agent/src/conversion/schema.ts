@@ -1,0 +1,124 @@
+/**
+ * The lossless schema of a JSON conversion's inputs: what DuckDB infers from every record, with the
+ * inferences that would change a value undone.
+ *
+ * Rules (no value silently cast or dropped):
+ * - Inferred from every record of every file (`sample_size = -1`, every file sampled): a key first
+ *   seen in the last record, at any depth, has its column or struct field.
+ * - Text stays text: DuckDB's date and timestamp detection is off (a format no text spells), so
+ *   `"2026-01-01"` is read back as the string it was, not as a `DATE`.
+ * - Integers stay exact: a `DOUBLE` leaf (a number that was a fraction somewhere, or an integer
+ *   beyond 64 bits) whose records hold an integer a double cannot hold exactly becomes
+ *   `DECIMAL(38,0)` when every value of it is an integer of at most 38 digits, else `JSON` (each
+ *   value as written). Not `HUGEINT`: DuckDB writes it to Parquet as a double.
+ *   Fractions and exponents are read as doubles, as JSON parsers read them.
+ * - A field that is a number in one place and text in another is `JSON` (DuckDB's widening).
+ * Any temporal type left in the schema (text matching the never-spelled format) fails the run.
+ */
+import type { TableColumn } from "../engine/checksum.ts";
+import { type Engine, sqlList, sqlString } from "../engine/duckdb.ts";
+import { JobError } from "../registry.ts";
+import { type LocalInput, misfit } from "./misfit.ts";
+import { formatType, parseType, type TypeNode } from "./types.ts";
+
+/** A date and timestamp format no JSON text spells: turns DuckDB's temporal detection off. */
+const NO_TEMPORAL_FORMAT = "\u0001lakesmith-text\u0001%Y";
+/** Integers beyond 64 bits, exactly, in a type Parquet holds (a fixed-length decimal). */
+const EXACT_INTEGER = "DECIMAL(38,0)";
+const TEMPORAL = /^(DATE|TIME|TIMESTAMP.*|INTERVAL)$/;
+
+/** `read_json`'s options that read the inputs exactly as the schema was inferred. */
+export function readOptions(fileCount: number): string {
+  const format = sqlString(NO_TEMPORAL_FORMAT);
+  return `dateformat = ${format}, timestampformat = ${format}, maximum_sample_files = ${Math.max(fileCount, 1)}`;
+}
+
+export async function losslessColumns(engine: Engine, inputs: readonly LocalInput[]): Promise<TableColumn[]> {
+  const paths = inputs.map((i) => i.path);
+  const rows = await engine
+    .query<{ column_name: string; column_type: string }>(
+      `describe select * from read_json(${sqlList(paths)}, union_by_name = true, sample_size = -1, ${readOptions(paths.length)})`,
+    )
+    .catch(async (err) => {
+      throw await misfit(err, inputs);
+    });
+  const columns = rows.map((r) => ({ name: r.column_name, node: parseType(r.column_type) }));
+  const leaves = columns.flatMap((c) => doubleLeaves(c.node, `$.${jsonKey(c.name)}`, false));
+  for (const c of columns) {
+    const temporal = temporalIn(c.node);
+    if (temporal)
+      throw new JobError(`column ${c.name} was read as ${temporal}; its text would not be kept as written`, {
+        retryable: false,
+      });
+  }
+  if (leaves.length > 0) await retypeInexactDoubles(engine, paths, leaves);
+  return columns.map((c) => ({ name: c.name, type: formatType(c.node) }));
+}
+
+/** A `DOUBLE` leaf of the schema and its JSON path (`[*]` through lists). */
+interface Leaf {
+  node: TypeNode & { kind: "scalar" };
+  path: string;
+  many: boolean;
+}
+
+function doubleLeaves(node: TypeNode, path: string, many: boolean): Leaf[] {
+  switch (node.kind) {
+    case "scalar":
+      return node.name === "DOUBLE" || node.name === "FLOAT" ? [{ node, path, many }] : [];
+    case "list":
+      return doubleLeaves(node.of, `${path}[*]`, true);
+    case "struct":
+      return node.fields.flatMap(([name, field]) => doubleLeaves(field, `${path}.${jsonKey(name)}`, many));
+    case "map":
+      // A map's values are keyed by data, not by the schema: a DOUBLE among them is kept as JSON.
+      if (node.value.kind === "scalar" && node.value.name === "DOUBLE")
+        node.value = { kind: "scalar", name: "JSON" };
+      return [];
+  }
+}
+
+function temporalIn(node: TypeNode): string | undefined {
+  switch (node.kind) {
+    case "scalar":
+      return TEMPORAL.test(node.name) ? node.name : undefined;
+    case "list":
+      return temporalIn(node.of);
+    case "struct":
+      return node.fields.map(([, f]) => temporalIn(f)).find(Boolean);
+    case "map":
+      return temporalIn(node.key) ?? temporalIn(node.value);
+  }
+}
+
+/**
+ * One pass over the records: for each DOUBLE leaf, whether it holds an integer a double does not
+ * hold exactly, and whether any of its values is not an integer that fits DECIMAL(38,0).
+ */
+async function retypeInexactDoubles(engine: Engine, paths: string[], leaves: Leaf[]): Promise<void> {
+  const integer = (v: string) => `regexp_full_match(${v}, '-?[0-9]+')`;
+  const inexact = (v: string) =>
+    `(${integer(v)} and (try_cast(${v} as HUGEINT) is null or try_cast(${v} as HUGEINT) <> try_cast(try_cast(${v} as DOUBLE) as HUGEINT)))`;
+  const notDecimal = (v: string) => `(not ${integer(v)} or try_cast(${v} as ${EXACT_INTEGER}) is null)`;
+  const over = (leaf: Leaf, test: (v: string) => string) => {
+    const value = `json_extract(json, ${sqlString(leaf.path)})`;
+    return leaf.many
+      ? `coalesce(list_bool_or(list_transform(${value}, x -> x is not null and json_type(x) <> 'NULL' and ${test("x::varchar")})), false)`
+      : `coalesce(json_type(${value}) <> 'NULL' and ${test(`${value}::varchar`)}, false)`;
+  };
+  const aggregates = leaves.flatMap((leaf, i) => [
+    `bool_or(${over(leaf, inexact)}) as inexact_${i}`,
+    `bool_or(${over(leaf, notDecimal)}) as not_decimal_${i}`,
+  ]);
+  const [row] = await engine.query<Record<string, boolean | null>>(
+    `select ${aggregates.join(", ")} from read_json_objects(${sqlList(paths)})`,
+  );
+  leaves.forEach((leaf, i) => {
+    if (row?.[`inexact_${i}`]) leaf.node.name = row[`not_decimal_${i}`] ? "JSON" : EXACT_INTEGER;
+  });
+}
+
+/** A key as one step of a JSON path. */
+function jsonKey(name: string): string {
+  return `"${name.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+}
