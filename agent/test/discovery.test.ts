@@ -179,6 +179,39 @@ describe("discovery job", () => {
     expect(merged.get("")).toMatchObject({ files: 1, bytes: 3 });
   });
 
+  it("does not count Lakesmith's own objects (a conversion manifest, any _lakesmith* object) as data files", async () => {
+    const objects = [
+      obj("landing/raw/a.json", 10),
+      obj("landing/raw/_lakesmith_manifest.json", 5),
+      obj("landing/curated/_lakesmith_manifest.json", 4),
+      obj("landing/curated/_lakesmith_state/b.jsonl", 3),
+    ];
+    const lake = new FileStore(join(root, "lake-own", "lake"));
+    await writeLake(lake, objects);
+    const inventory = new FileStore(join(root, "inv-own"));
+    await writeInventoryReport(inventory, {
+      sourceBucket: "lake",
+      configPrefix: "lake/daily",
+      objects,
+      createdAt: new Date(NOW - DAY),
+    });
+    const { plane: p, result } = run({
+      location_id: "loc_own",
+      skip_age_days: 2,
+      min_prefix_bytes: 0,
+      attempt_id: "dsc_own",
+      location_uri: `file://${join(root, "lake-own", "lake", "landing")}`,
+      inventory_uri: `file://${join(root, "inv-own", "lake", "daily")}`,
+      claimed: [],
+    });
+    await result;
+    const merged = p.merged();
+    expect(merged.get("raw/")).toMatchObject({ files: 2, bytes: 15, data_files: 1, data_bytes: 10 });
+    const curated = [...merged.entries()].filter(([prefix]) => prefix.startsWith("curated/"));
+    expect(curated.length).toBeGreaterThan(0);
+    for (const [, row] of curated) expect(row).toMatchObject({ data_files: 0, data_bytes: 0 });
+  });
+
   it("skips the bins done by an earlier lease, the payload's skipped bins and the ones an ack names; stops when told", async () => {
     const inventory = new FileStore(join(root, "inv2"));
     const objects = Array.from({ length: 10 }, (_, i) => obj(`a/f${i}.json`, 10));

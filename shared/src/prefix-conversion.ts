@@ -20,6 +20,11 @@ export const PREFIX_HARD_DELETE_KIND = "prefix_hard_delete";
 
 /** The manifest's key, relative to the target prefix. */
 export const MANIFEST_KEY = "_lakesmith_manifest.json";
+/**
+ * Lakesmith's own bookkeeping objects (the manifest, anything named `_lakesmith*` or under such a
+ * folder): never data, neither a conversion's input nor a data file to discovery. A regex source.
+ */
+export const BOOKKEEPING_PATTERN = "(^|/)_lakesmith";
 /** Where a job's outputs go, relative to the target prefix: one folder per job. */
 export const OUTPUT_FOLDER = "data/";
 /** Input keys the conversion reads (the discovery's data files). */

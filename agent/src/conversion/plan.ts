@@ -2,16 +2,22 @@
  * A conversion's plan: which of the source prefix's JSON inputs this run converts.
  *
  * - Inputs are the objects under the source prefix whose name ends in `.json`, `.jsonl` or
- *   `.ndjson` (`.gz` too), in key order; a conversion manifest (`MANIFEST_KEY`) never is.
+ *   `.ndjson` (`.gz` too), in key order; Lakesmith's own objects (`BOOKKEEPING_PATTERN`: a
+ *   conversion manifest) never are.
  * - A key the manifest records is never converted again; one whose size or etag changed since is
  *   reported (`changed`), not converted.
  * - A file modified less than the skip age ago may still be being written: left for a later run.
  * - At most `maxRunBytes` of JSON a run (whole files, at least one); the rest is `deferred`.
  */
-import { JSON_INPUT_PATTERN, MANIFEST_KEY, type ManifestInput } from "@lakesmith/shared/prefix-conversion";
+import {
+  BOOKKEEPING_PATTERN,
+  JSON_INPUT_PATTERN,
+  type ManifestInput,
+} from "@lakesmith/shared/prefix-conversion";
 import type { ObjectInfo, ObjectStore } from "../store/index.ts";
 
 const DAY_MS = 86_400_000;
+const BOOKKEEPING = new RegExp(BOOKKEEPING_PATTERN);
 
 export interface ConversionPlan {
   inputs: ObjectInfo[];
@@ -31,7 +37,7 @@ export async function planConversion(
   let bytes = 0;
   for await (const object of source.list("")) {
     // A conversion manifest (a target prefix inside this source) is not an input.
-    if (!JSON_INPUT_PATTERN.test(object.key) || object.key.split("/").at(-1) === MANIFEST_KEY) continue;
+    if (!JSON_INPUT_PATTERN.test(object.key) || BOOKKEEPING.test(object.key)) continue;
     const before = converted.get(object.key);
     if (before) {
       plan.convertedBefore++;

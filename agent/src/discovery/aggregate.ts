@@ -2,14 +2,16 @@
  * One bin's aggregates: the objects of one inventory data file (a local Parquet file) that lie
  * under the location, grouped into prefixes (`prefix.ts`), in one DuckDB query.
  *
- * - Per prefix: objects, bytes, data files (`DATA_FILE_PATTERN`, case-insensitive) and their
- *   bytes, oldest and newest modification time (epoch ms).
+ * - Per prefix: objects, bytes, data files (`DATA_FILE_PATTERN`, case-insensitive, less
+ *   Lakesmith's own objects: `BOOKKEEPING_PATTERN`, a conversion's manifest) and their bytes,
+ *   oldest and newest modification time (epoch ms).
  * - Only current objects: a report with versions lists old versions (`is_latest` false) and delete
  *   markers, which are left out; a report without those columns lists current objects only.
  * - Rows come back in DuckDB's chunks, ordered by prefix, so neither the bin nor its result is ever
  *   whole in JavaScript; DuckDB's own memory is capped by the engine's limit and spills.
  */
 import { DATA_FILE_PATTERN, type DiscoveryRow } from "@lakesmith/shared/discovery";
+import { BOOKKEEPING_PATTERN } from "@lakesmith/shared/prefix-conversion";
 import { type Engine, sqlString } from "../engine/duckdb.ts";
 import { JobError } from "../registry.ts";
 import { prefixExpr } from "./prefix.ts";
@@ -63,7 +65,8 @@ export async function* aggregateBin(
       where bucket = ${sqlString(source.bucket)} and starts_with(key, ${sqlString(source.keyPrefix)}) and ${current}
     ), grouped as (
       select ${prefixExpr("rel", claimed ? CLAIMED : undefined)} as prefix, size, ms,
-        regexp_matches(rel, ${sqlString(DATA_FILE_PATTERN)}, 'i') as data
+        regexp_matches(rel, ${sqlString(DATA_FILE_PATTERN)}, 'i')
+          and not regexp_matches(rel, ${sqlString(BOOKKEEPING_PATTERN)}) as data
       from objects
     )
     select prefix, count(*)::bigint as files, sum(size)::bigint as bytes,
