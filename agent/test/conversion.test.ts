@@ -234,9 +234,9 @@ describe("prefix_convert on file://", () => {
     l.put(
       "n.jsonl",
       [
-        `{"id": 1, "big": 5, "mixed": 1.5, "wider": 1, "deep": {"v": [0.5]}}`,
-        `{"id": 2, "big": ${huge}, "mixed": ${huge}, "wider": ${beyondHugeint}, "deep": {"v": [9007199254740993]}}`,
-        `{"id": 3, "big": -${huge}, "mixed": 2, "wider": 3, "deep": {"v": []}}`,
+        `{"id": 1, "big": 5, "mixed": 1.5, "wider": 1, "deep": {"v": [0.5]}, "u": -1}`,
+        `{"id": 2, "big": ${huge}, "mixed": ${huge}, "wider": ${beyondHugeint}, "deep": {"v": [9007199254740993]}, "u": 18446744073709551615}`,
+        `{"id": 3, "big": -${huge}, "mixed": 2, "wider": 3, "deep": {"v": []}, "u": 0}`,
         "",
       ].join("\n"),
     );
@@ -248,12 +248,13 @@ describe("prefix_convert on file://", () => {
       { name: "mixed", type: "JSON" },
       { name: "wider", type: "JSON" },
       { name: "deep", type: 'STRUCT("v" JSON[])' },
+      { name: "u", type: "DECIMAL(38,0)" },
     ]);
     const back = await readBack(l.targetDir, l.target);
-    expect(back.map((r) => [r.big, r.mixed, r.wider, (r.deep as { v: string[] }).v])).toEqual([
-      ["5", "1.5", "1", ["0.5"]],
-      [huge, huge, beyondHugeint, ["9007199254740993"]],
-      [`-${huge}`, "2", "3", []],
+    expect(back.map((r) => [r.big, r.mixed, r.wider, (r.deep as { v: string[] }).v, r.u])).toEqual([
+      ["5", "1.5", "1", ["0.5"], "-1"],
+      [huge, huge, beyondHugeint, ["9007199254740993"], "18446744073709551615"],
+      [`-${huge}`, "2", "3", [], "0"],
     ]);
   });
 
@@ -264,6 +265,15 @@ describe("prefix_convert on file://", () => {
     await convert(l);
     const back = await readBack(l.targetDir, l.target);
     expect(back.slice(-2).map((r) => r.n)).toEqual(["29999", '"not a number"']);
+  });
+
+  it("keeps a fraction that first appears past DuckDB's sample in an integer field (the reader would round it)", async () => {
+    const l = lake();
+    const rows = Array.from({ length: 25_000 }, (_, i) => ({ id: i, n: i }));
+    l.put("late-fraction.jsonl", `${ndjson(rows)}${JSON.stringify({ id: 25_000, n: 1.5 })}\n`);
+    await convert(l);
+    const back = await readBack(l.targetDir, l.target);
+    expect(back.slice(-2).map((r) => r.n)).toEqual([24_999, 1.5]);
   });
 
   it("fails naming the file and line of a record that cannot be read, and writes nothing", async () => {

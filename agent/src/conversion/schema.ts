@@ -10,16 +10,17 @@
  * - Integers stay exact: a `DOUBLE` leaf (a number that was a fraction somewhere, or an integer
  *   beyond 64 bits) whose records hold an integer a double cannot hold exactly becomes
  *   `DECIMAL(38,0)` when every value of it is an integer of at most 38 digits, else `JSON` (each
- *   value as written). Not `HUGEINT`: DuckDB writes it to Parquet as a double.
+ *   value as written). Not `HUGEINT`: DuckDB writes it to Parquet as a double, so an inferred
+ *   `HUGEINT` (integers beyond BIGINT's range, 20 digits at most) is `DECIMAL(38,0)` too.
  *   Fractions and exponents are read as doubles, as JSON parsers read them.
  * - A field that is a number in one place and text in another is `JSON` (DuckDB's widening).
  * Any temporal type left in the schema (text matching the never-spelled format) fails the run.
  */
 import type { TableColumn } from "../engine/checksum.ts";
-import { type Engine, sqlList, sqlString } from "../engine/duckdb.ts";
+import { type Engine, sqlIdent, sqlList, sqlString } from "../engine/duckdb.ts";
 import { JobError } from "../registry.ts";
 import { type LocalInput, misfit } from "./misfit.ts";
-import { formatType, parseType, type TypeNode } from "./types.ts";
+import { formatType, mapScalars, parseType, type TypeNode } from "./types.ts";
 
 /** A date and timestamp format no JSON text spells: turns DuckDB's temporal detection off. */
 const NO_TEMPORAL_FORMAT = "\u0001lakesmith-text\u0001%Y";
@@ -42,8 +43,7 @@ export async function losslessColumns(engine: Engine, inputs: readonly LocalInpu
     .catch(async (err) => {
       throw await misfit(err, inputs);
     });
-  const columns = rows.map((r) => ({ name: r.column_name, node: parseType(r.column_type) }));
-  const leaves = columns.flatMap((c) => doubleLeaves(c.node, `$.${jsonKey(c.name)}`, false));
+  const columns = rows.map((r) => ({ name: r.column_name, node: parquetExact(parseType(r.column_type)) }));
   for (const c of columns) {
     const temporal = temporalIn(c.node);
     if (temporal)
@@ -51,25 +51,35 @@ export async function losslessColumns(engine: Engine, inputs: readonly LocalInpu
         retryable: false,
       });
   }
-  if (leaves.length > 0) await retypeInexactDoubles(engine, paths, leaves);
+  await retypeInexactDoubles(engine, paths, columns);
   return columns.map((c) => ({ name: c.name, type: formatType(c.node) }));
 }
 
-/** A `DOUBLE` leaf of the schema and its JSON path (`[*]` through lists). */
+/** A `DOUBLE` leaf of a column's type, and its values as a SQL list of their JSON spellings. */
 interface Leaf {
   node: TypeNode & { kind: "scalar" };
-  path: string;
-  many: boolean;
+  values: string;
 }
 
-function doubleLeaves(node: TypeNode, path: string, many: boolean): Leaf[] {
+/**
+ * The column's DOUBLE leaves, each with an expression listing its values (`expr` is the column read
+ * with every DOUBLE as VARCHAR, which DuckDB's reader fills with the number as written).
+ */
+function doubleLeaves(node: TypeNode, expr: string, many: boolean): Leaf[] {
   switch (node.kind) {
     case "scalar":
-      return node.name === "DOUBLE" || node.name === "FLOAT" ? [{ node, path, many }] : [];
+      return isDouble(node.name) ? [{ node, values: many ? expr : `[${expr}]` }] : [];
     case "list":
-      return doubleLeaves(node.of, `${path}[*]`, true);
+      return doubleLeaves(node.of, many ? `flatten(${expr})` : expr, true);
     case "struct":
-      return node.fields.flatMap(([name, field]) => doubleLeaves(field, `${path}.${jsonKey(name)}`, many));
+      return node.fields.flatMap(([name, field]) => {
+        const key = sqlString(name);
+        return doubleLeaves(
+          field,
+          many ? `list_transform(${expr}, x -> x[${key}])` : `${expr}[${key}]`,
+          many,
+        );
+      });
     case "map":
       // A map's values are keyed by data, not by the schema: a DOUBLE among them is kept as JSON.
       if (node.value.kind === "scalar" && node.value.name === "DOUBLE")
@@ -77,6 +87,15 @@ function doubleLeaves(node: TypeNode, path: string, many: boolean): Leaf[] {
       return [];
   }
 }
+
+const isDouble = (name: string) => name === "DOUBLE" || name === "FLOAT";
+
+/** The type with every DOUBLE leaf read as VARCHAR: the number's text as written. */
+const asWritten = (node: TypeNode) => mapScalars(node, (name) => (isDouble(name) ? "VARCHAR" : name));
+
+/** HUGEINT (inferred for integers beyond BIGINT's range, up to 20 digits) as a type Parquet holds exactly. */
+const parquetExact = (node: TypeNode) =>
+  mapScalars(node, (name) => (name === "HUGEINT" || name === "UHUGEINT" ? EXACT_INTEGER : name));
 
 function temporalIn(node: TypeNode): string | undefined {
   switch (node.kind) {
@@ -92,33 +111,35 @@ function temporalIn(node: TypeNode): string | undefined {
 }
 
 /**
- * One pass over the records: for each DOUBLE leaf, whether it holds an integer a double does not
- * hold exactly, and whether any of its values is not an integer that fits DECIMAL(38,0).
+ * One pass over the columns holding DOUBLE leaves, read with those leaves as text: for each leaf,
+ * whether it holds an integer a double does not hold exactly (at least 16 digits: 2^53 has 16),
+ * and whether any of its values is not an integer that fits DECIMAL(38,0).
  */
-async function retypeInexactDoubles(engine: Engine, paths: string[], leaves: Leaf[]): Promise<void> {
+async function retypeInexactDoubles(
+  engine: Engine,
+  paths: string[],
+  columns: { name: string; node: TypeNode }[],
+): Promise<void> {
+  const read = columns.filter((c) => doubleLeaves(c.node, "", false).length > 0);
+  if (read.length === 0) return;
+  const leaves = read.flatMap((c) => doubleLeaves(c.node, sqlIdent(c.name), false));
   const integer = (v: string) => `regexp_full_match(${v}, '-?[0-9]+')`;
   const inexact = (v: string) =>
-    `(${integer(v)} and (try_cast(${v} as HUGEINT) is null or try_cast(${v} as HUGEINT) <> try_cast(try_cast(${v} as DOUBLE) as HUGEINT)))`;
+    `(length(${v}) >= 16 and ${integer(v)} and coalesce(try_cast(${v} as HUGEINT) <> try_cast(try_cast(${v} as DOUBLE) as HUGEINT), true))`;
   const notDecimal = (v: string) => `(not ${integer(v)} or try_cast(${v} as ${EXACT_INTEGER}) is null)`;
-  const over = (leaf: Leaf, test: (v: string) => string) => {
-    const value = `json_extract(json, ${sqlString(leaf.path)})`;
-    return leaf.many
-      ? `coalesce(list_bool_or(list_transform(${value}, x -> x is not null and json_type(x) <> 'NULL' and ${test("x::varchar")})), false)`
-      : `coalesce(json_type(${value}) <> 'NULL' and ${test(`${value}::varchar`)}, false)`;
-  };
+  const any = (leaf: Leaf, test: (v: string) => string) =>
+    `bool_or(coalesce(list_bool_or(list_transform(${leaf.values}, v -> coalesce(${test("v")}, false))), false))`;
   const aggregates = leaves.flatMap((leaf, i) => [
-    `bool_or(${over(leaf, inexact)}) as inexact_${i}`,
-    `bool_or(${over(leaf, notDecimal)}) as not_decimal_${i}`,
+    `${any(leaf, inexact)} as inexact_${i}`,
+    `${any(leaf, notDecimal)} as not_decimal_${i}`,
   ]);
+  const spec = read
+    .map((c) => `${sqlString(c.name)}: ${sqlString(formatType(asWritten(c.node)))}`)
+    .join(", ");
   const [row] = await engine.query<Record<string, boolean | null>>(
-    `select ${aggregates.join(", ")} from read_json_objects(${sqlList(paths)})`,
+    `select ${aggregates.join(", ")} from read_json(${sqlList(paths)}, columns = {${spec}}, ${readOptions(paths.length)})`,
   );
   leaves.forEach((leaf, i) => {
     if (row?.[`inexact_${i}`]) leaf.node.name = row[`not_decimal_${i}`] ? "JSON" : EXACT_INTEGER;
   });
-}
-
-/** A key as one step of a JSON path. */
-function jsonKey(name: string): string {
-  return `"${name.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
 }

@@ -33,6 +33,22 @@ export function formatType(node: TypeNode): string {
   }
 }
 
+/** The type with each scalar replaced by `replace(scalar)` (the same tree where nothing changes). */
+export function mapScalars(node: TypeNode, replace: (name: string) => string): TypeNode {
+  switch (node.kind) {
+    case "scalar": {
+      const name = replace(node.name);
+      return name === node.name ? node : { kind: "scalar", name };
+    }
+    case "list":
+      return { kind: "list", of: mapScalars(node.of, replace) };
+    case "struct":
+      return { kind: "struct", fields: node.fields.map(([n, f]) => [n, mapScalars(f, replace)]) };
+    case "map":
+      return { kind: "map", key: mapScalars(node.key, replace), value: mapScalars(node.value, replace) };
+  }
+}
+
 interface Parser {
   text: string;
   at: number;
