@@ -27,7 +27,7 @@ import {
 import { type Engine, sqlIdent, sqlList, sqlString } from "../engine/duckdb.ts";
 import { JobError } from "../registry.ts";
 import { type LocalInput, misfit } from "./misfit.ts";
-import { losslessColumns, readOptions } from "./schema.ts";
+import { exactRead, losslessColumns, readOptions, retypeInexact } from "./schema.ts";
 
 const TABLE = "conversion_rows";
 /**
@@ -75,8 +75,8 @@ export async function convertJson(
     }
   };
   const chunkBytes = steps.chunkBytes ?? (engine.memoryLimitMb * 2 ** 20) / CHUNK_SHARE;
-  const columns = await timed("infer", () => losslessColumns(engine, inputs));
-  const written = await writeChunks(
+  let columns = await timed("infer", () => losslessColumns(engine, inputs));
+  let written = await writeChunks(
     engine,
     chunks(inputs, chunkBytes),
     columns,
@@ -84,6 +84,14 @@ export async function convertJson(
     targetFileSizeMb,
     timed,
   );
+  if ("inexact" in written) {
+    // A DOUBLE field holds an integer a double does not hold exactly: retyped, and every chunk again.
+    await rm(outDir, { recursive: true, force: true });
+    const hits = written.inexact;
+    columns = await timed("infer", () => retypeInexact(engine, inputs, columns, hits));
+    written = await writeChunks(engine, chunks(inputs, chunkBytes), columns, outDir, targetFileSizeMb, timed);
+    if ("inexact" in written) throw new Error("a retyped schema still holds an inexact DOUBLE field");
+  }
   const { files } = written;
   const checksum = sumChecksums(columns, written.parts);
   await steps.afterWrite?.(files);
@@ -109,7 +117,8 @@ export async function convertJson(
 }
 
 /**
- * Loads, proves and writes the inputs a chunk at a time (`out/<chunk>/part-<n>.parquet`).
+ * Loads, proves and writes the inputs a chunk at a time (`out/<chunk>/part-<n>.parquet`); stops at
+ * a chunk whose DOUBLE fields hold an integer a double does not hold exactly (`inexact`: per leaf).
  */
 async function writeChunks(
   engine: Engine,
@@ -118,13 +127,24 @@ async function writeChunks(
   outDir: string,
   targetFileSizeMb: number,
   timed: StepTimer,
-): Promise<{ parts: Checksum[]; files: string[] }> {
-  const all = columns.map((c) => sqlIdent(c.name)).join(", ");
+): Promise<{ parts: Checksum[]; files: string[] } | { inexact: boolean[] }> {
+  const read = exactRead(columns);
+  const all = read.select;
   const parts: Checksum[] = [];
   const files: string[] = [];
   await mkdir(outDir, { recursive: true });
   for (const [n, chunk] of groups.entries()) {
-    await timed("load", () => load(engine, chunk, columns));
+    await timed("load", () => load(engine, chunk, read.spec));
+    if (read.check) {
+      const [row] = await timed("load", () =>
+        engine.query<Record<string, boolean>>(`select ${read.check} from ${TABLE}`),
+      );
+      const hits = Object.keys(row ?? {}).map((k) => row?.[k] === true);
+      if (hits.some(Boolean)) {
+        await engine.run(`drop table ${TABLE}`);
+        return { inexact: hits };
+      }
+    }
     parts.push(await timed("prove", () => checksumOf(engine, `select ${all} from ${TABLE}`, columns)));
     const dir = join(outDir, String(n));
     await timed("write", () =>
@@ -143,9 +163,8 @@ async function writeChunks(
   return { parts, files };
 }
 
-/** Loads the inputs, read with exactly `columns`, into `TABLE`. */
-async function load(engine: Engine, inputs: readonly LocalInput[], columns: TableColumn[]): Promise<void> {
-  const spec = columns.map((c) => `${sqlString(c.name)}: ${sqlString(c.type)}`).join(", ");
+/** Loads the inputs, read with exactly the columns `spec` (a `read_json` columns struct), into `TABLE`. */
+async function load(engine: Engine, inputs: readonly LocalInput[], spec: string): Promise<void> {
   await engine.run(`drop table if exists ${TABLE}`);
   await engine
     .run(

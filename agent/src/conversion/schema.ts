@@ -8,7 +8,8 @@
  * - Text stays text: DuckDB's date and timestamp detection is off (a format no text spells), so
  *   `"2026-01-01"` is read back as the string it was, not as a `DATE`.
  * - Integers stay exact: a `DOUBLE` leaf (a number that was a fraction somewhere, or an integer
- *   beyond 64 bits) whose records hold an integer a double cannot hold exactly becomes
+ *   beyond 64 bits) is loaded as the text written and checked in the load's pass (`exactRead`);
+ *   one whose records hold an integer a double cannot hold exactly becomes
  *   `DECIMAL(38,0)` when every value of it is an integer of at most 38 digits, else `JSON` (each
  *   value as written). Not `HUGEINT`: DuckDB writes it to Parquet as a double, so an inferred
  *   `HUGEINT` (integers beyond BIGINT's range, 20 digits at most) is `DECIMAL(38,0)` too.
@@ -51,14 +52,15 @@ export async function losslessColumns(engine: Engine, inputs: readonly LocalInpu
         retryable: false,
       });
   }
-  await retypeInexactDoubles(engine, paths, columns);
   return columns.map((c) => ({ name: c.name, type: formatType(c.node) }));
 }
 
 /** A `DOUBLE` leaf of a column's type, and its values as a SQL list of their JSON spellings. */
 interface Leaf {
   node: TypeNode & { kind: "scalar" };
+  /** The leaf's value, or (`many`: under a list) a list of them. */
   values: string;
+  many: boolean;
 }
 
 /**
@@ -68,7 +70,7 @@ interface Leaf {
 function doubleLeaves(node: TypeNode, expr: string, many: boolean): Leaf[] {
   switch (node.kind) {
     case "scalar":
-      return isDouble(node.name) ? [{ node, values: many ? expr : `[${expr}]` }] : [];
+      return isDouble(node.name) ? [{ node, values: expr, many }] : [];
     case "list":
       return doubleLeaves(node.of, many ? `flatten(${expr})` : expr, true);
     case "struct":
@@ -111,35 +113,72 @@ function temporalIn(node: TypeNode): string | undefined {
 }
 
 /**
- * One pass over the columns holding DOUBLE leaves, read with those leaves as text: for each leaf,
- * whether it holds an integer a double does not hold exactly (at least 16 digits: 2^53 has 16),
- * and whether any of its values is not an integer that fits DECIMAL(38,0).
+ * How to load the inputs so that DOUBLE leaves can be proven exact in the same pass: `spec` reads
+ * them as the text written (a `read_json` columns struct), `select` casts them to their types, and
+ * `check` (absent without DOUBLE leaves) is one aggregate row naming, per leaf (`hit_<i>`), whether
+ * it holds an integer a double does not hold exactly (at least 16 digits: 2^53 has 16).
  */
-async function retypeInexactDoubles(
+export interface ExactRead {
+  spec: string;
+  select: string;
+  check?: string;
+}
+
+export function exactRead(columns: readonly TableColumn[]): ExactRead {
+  const nodes = columns.map((c) => ({ name: c.name, node: parseType(c.type) }));
+  const leaves = nodes.flatMap((c) => doubleLeaves(c.node, sqlIdent(c.name), false));
+  return {
+    spec: nodes.map((c) => `${sqlString(c.name)}: ${sqlString(formatType(asWritten(c.node)))}`).join(", "),
+    select: columns
+      .map((c, i) =>
+        formatType(asWritten(nodes[i]?.node as TypeNode)) === c.type
+          ? sqlIdent(c.name)
+          : `cast(${sqlIdent(c.name)} as ${c.type}) as ${sqlIdent(c.name)}`,
+      )
+      .join(", "),
+    ...(leaves.length > 0 ? { check: leafHits(leaves, inexact) } : {}),
+  };
+}
+
+/**
+ * The schema with the DOUBLE leaves `hits` names retyped: `DECIMAL(38,0)` where every value is an
+ * integer that fits it, else `JSON` (one more pass over the inputs; rare).
+ */
+export async function retypeInexact(
   engine: Engine,
-  paths: string[],
-  columns: { name: string; node: TypeNode }[],
-): Promise<void> {
-  const read = columns.filter((c) => doubleLeaves(c.node, "", false).length > 0);
-  if (read.length === 0) return;
-  const leaves = read.flatMap((c) => doubleLeaves(c.node, sqlIdent(c.name), false));
-  const integer = (v: string) => `regexp_full_match(${v}, '-?[0-9]+')`;
-  const inexact = (v: string) =>
-    `(length(${v}) >= 16 and ${integer(v)} and coalesce(try_cast(${v} as HUGEINT) <> try_cast(try_cast(${v} as DOUBLE) as HUGEINT), true))`;
-  const notDecimal = (v: string) => `(not ${integer(v)} or try_cast(${v} as ${EXACT_INTEGER}) is null)`;
-  const any = (leaf: Leaf, test: (v: string) => string) =>
-    `bool_or(coalesce(list_bool_or(list_transform(${leaf.values}, v -> coalesce(${test("v")}, false))), false))`;
-  const aggregates = leaves.flatMap((leaf, i) => [
-    `${any(leaf, inexact)} as inexact_${i}`,
-    `${any(leaf, notDecimal)} as not_decimal_${i}`,
-  ]);
-  const spec = read
+  inputs: readonly LocalInput[],
+  columns: readonly TableColumn[],
+  hits: readonly boolean[],
+): Promise<TableColumn[]> {
+  const nodes = columns.map((c) => ({ name: c.name, node: parseType(c.type) }));
+  const leaves = nodes.flatMap((c) => doubleLeaves(c.node, sqlIdent(c.name), false));
+  const retyped = leaves.filter((_, i) => hits[i]);
+  const paths = inputs.map((i) => i.path);
+  const spec = nodes
     .map((c) => `${sqlString(c.name)}: ${sqlString(formatType(asWritten(c.node)))}`)
     .join(", ");
-  const [row] = await engine.query<Record<string, boolean | null>>(
-    `select ${aggregates.join(", ")} from read_json(${sqlList(paths)}, columns = {${spec}}, ${readOptions(paths.length)})`,
+  const [row] = await engine.query<Record<string, boolean>>(
+    `select ${leafHits(retyped, notDecimal)} from read_json(${sqlList(paths)}, columns = {${spec}}, ${readOptions(paths.length)})`,
   );
-  leaves.forEach((leaf, i) => {
-    if (row?.[`inexact_${i}`]) leaf.node.name = row[`not_decimal_${i}`] ? "JSON" : EXACT_INTEGER;
+  retyped.forEach((leaf, i) => {
+    leaf.node.name = row?.[`hit_${i}`] ? "JSON" : EXACT_INTEGER;
   });
+  return nodes.map((c) => ({ name: c.name, type: formatType(c.node) }));
+}
+
+const integer = (v: string) => `regexp_full_match(${v}, '-?[0-9]+')`;
+const inexact = (v: string) =>
+  `(length(${v}) >= 16 and ${integer(v)} and coalesce(try_cast(${v} as HUGEINT) <> try_cast(try_cast(${v} as DOUBLE) as HUGEINT), true))`;
+const notDecimal = (v: string) => `(not ${integer(v)} or try_cast(${v} as ${EXACT_INTEGER}) is null)`;
+
+/** Aggregates `hit_<i>`: whether any value of leaf i passes `test`. */
+function leafHits(leaves: readonly Leaf[], test: (v: string) => string): string {
+  return leaves
+    .map((leaf, i) => {
+      const hit = leaf.many
+        ? `list_bool_or(list_transform(${leaf.values}, v -> coalesce(${test("v")}, false)))`
+        : test(leaf.values);
+      return `coalesce(bool_or(${hit}), false) as hit_${i}`;
+    })
+    .join(", ");
 }
