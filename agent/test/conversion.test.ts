@@ -175,7 +175,7 @@ describe("prefix_convert on file://", () => {
     ]);
   });
 
-  it("loads the inputs a chunk at a time, one schema for all, and proves the rows of every chunk", async () => {
+  it("loads the inputs a chunk at a time, one schema for all, proves the rows of every chunk, and joins the chunks' rows into one output file", async () => {
     const l = lake();
     l.put(
       "1.jsonl",
@@ -187,7 +187,7 @@ describe("prefix_convert on file://", () => {
     l.put("2.jsonl", ndjson([{ id: 3, b: 1.5 }]));
     l.put("3.jsonl", ndjson([{ id: 4, a: "z", b: 2 }]));
     const { result } = await convert(l, { chunkBytes: 1 });
-    expect(result).toMatchObject({ files_in: 3, files_out: 3, rows: 4, columns: 3 });
+    expect(result).toMatchObject({ files_in: 3, files_out: 1, rows: 4, columns: 3 });
     const rows = await readBack(l.targetDir, l.target);
     expect(rows.map((r) => [r.id, r.a, r.b])).toEqual([
       ["1", "x", null],

@@ -9,8 +9,9 @@
  *   A record that cannot be read with it fails the run with DuckDB's message, naming the input's
  *   URI and line.
  * - Prove the chunk's rows (count and the order-insensitive row checksum, `engine/checksum.ts`)
- *   and write them as Parquet (zstd) of about the target file size (smaller where a chunk holds
- *   less), under the scratch folder.
+ *   and write them: a single chunk as the outputs (zstd Parquet of about the target file size);
+ *   several as lz4 intermediates, then joined in one streamed copy into the outputs, so files
+ *   approach the target size across chunks.
  * - Prove the outputs: the count and checksum of every written file against the chunks' sum; any
  *   difference fails the run.
  */
@@ -30,6 +31,8 @@ import { type LocalInput, misfit } from "./misfit.ts";
 import { exactRead, losslessColumns, readOptions, retypeInexact } from "./schema.ts";
 
 const TABLE = "conversion_rows";
+/** The folder of the outputs under the scratch folder (intermediates lie beside it). */
+const FINAL = "final";
 /**
  * JSON bytes loaded at once: the engine's memory limit over this. The loaded rows take several
  * times their JSON's size less, but a table that outgrows the limit spills, and spilled loads were
@@ -92,8 +95,21 @@ export async function convertJson(
     written = await writeChunks(engine, chunks(inputs, chunkBytes), columns, outDir, targetFileSizeMb, timed);
     if ("inexact" in written) throw new Error("a retyped schema still holds an inexact DOUBLE field");
   }
-  const { files } = written;
   const checksum = sumChecksums(columns, written.parts);
+  // Chunks' intermediates joined into files of about the target size: streamed, within the memory limit.
+  const files =
+    written.files.length > 0 && !written.files[0]?.startsWith(join(outDir, FINAL))
+      ? await timed("write", async () => {
+          const joined = await writeParquet(
+            engine,
+            `select * from read_parquet(${sqlList(written.files)})`,
+            join(outDir, FINAL),
+            targetFileSizeMb,
+          );
+          for (const f of written.files) await rm(f);
+          return joined;
+        })
+      : written.files;
   await steps.afterWrite?.(files);
   const outputs = await timed("prove", async () =>
     checksumOf(engine, await readAsColumns(engine, files, columns), columns),
@@ -146,21 +162,38 @@ async function writeChunks(
       }
     }
     parts.push(await timed("prove", () => checksumOf(engine, `select ${all} from ${TABLE}`, columns)));
-    const dir = join(outDir, String(n));
-    await timed("write", () =>
-      engine.run(
-        `copy (select ${all} from ${TABLE}) to ${sqlString(dir)} (format parquet, compression zstd, file_size_bytes '${targetFileSizeMb}MB', filename_pattern 'part-{i}')`,
-      ),
-    );
+    // One chunk is written as the outputs; several as fast intermediates that `compact` joins.
+    const final = groups.length === 1;
+    const dir = join(outDir, final ? FINAL : `chunk-${n}`);
     files.push(
-      ...(await readdir(dir))
-        .filter((f) => f.endsWith(".parquet"))
-        .sort(byNumber)
-        .map((f) => join(dir, f)),
+      ...(await timed("write", () =>
+        writeParquet(engine, `select ${all} from ${TABLE}`, dir, targetFileSizeMb, !final),
+      )),
     );
     await engine.run(`drop table ${TABLE}`);
   }
   return { parts, files };
+}
+
+/**
+ * Writes a query's rows as Parquet files under `dir` (`part-<n>.parquet`, in order): zstd files of
+ * about the target size: the outputs (zstd) or, `intermediate`, a chunk's share (lz4: fast to write
+ * and read back).
+ */
+async function writeParquet(
+  engine: Engine,
+  query: string,
+  dir: string,
+  targetFileSizeMb: number,
+  intermediate = false,
+) {
+  await engine.run(
+    `copy (${query}) to ${sqlString(dir)} (format parquet, compression ${intermediate ? "lz4" : "zstd"}, file_size_bytes '${targetFileSizeMb}MB', filename_pattern 'part-{i}')`,
+  );
+  return (await readdir(dir))
+    .filter((f) => f.endsWith(".parquet"))
+    .sort(byNumber)
+    .map((f) => join(dir, f));
 }
 
 /** Loads the inputs, read with exactly the columns `spec` (a `read_json` columns struct), into `TABLE`. */
