@@ -267,6 +267,31 @@ describe("prefix_convert on file://", () => {
     expect(back.slice(-2).map((r) => r.n)).toEqual(["29999", '"not a number"']);
   });
 
+  it("reads keys that need quoting at any depth, and proves DOUBLE leaves under lists of structs exact", async () => {
+    const l = lake();
+    l.put(
+      "w.jsonl",
+      [
+        `{"id": 1, "a b": 1, "q\\"x": {"y z": 1.5, "DATE": "2026-01-01"}, "l": [{"k": 1.5}], "m": {"STRUCT(": [[0.5]]}}`,
+        `{"id": 2, "a b": 2, "q\\"x": {"y z": 2, "DATE": "x"}, "l": [{"k": 123456789012345678901}], "m": {"STRUCT(": [[9007199254740993]]}}`,
+        "",
+      ].join("\n"),
+    );
+    const { jobId } = await convert(l);
+    expect((await manifestOf(l.target)).runs.find((r) => r.job_id === jobId)?.columns).toEqual([
+      { name: "id", type: "BIGINT" },
+      { name: "a b", type: "BIGINT" },
+      { name: 'q"x', type: 'STRUCT("y z" DOUBLE, "DATE" VARCHAR)' },
+      { name: "l", type: 'STRUCT("k" JSON)[]' },
+      { name: "m", type: 'STRUCT("STRUCT(" JSON[][])' },
+    ]);
+    const back = await readBack(l.targetDir, l.target);
+    expect(back.map((r) => [r['q"x'], r.l, r.m])).toEqual([
+      [{ "y z": 1.5, DATE: "2026-01-01" }, [{ k: "1.5" }], { "STRUCT(": [["0.5"]] }],
+      [{ "y z": 2, DATE: "x" }, [{ k: "123456789012345678901" }], { "STRUCT(": [["9007199254740993"]] }],
+    ]);
+  });
+
   it("keeps a fraction that first appears past DuckDB's sample in an integer field (the reader would round it)", async () => {
     const l = lake();
     const rows = Array.from({ length: 25_000 }, (_, i) => ({ id: i, n: i }));
