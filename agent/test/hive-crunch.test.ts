@@ -336,6 +336,29 @@ describe("Hive crunch through the metastore", () => {
     expect(metastore.callsOf("alter_table").filter((a) => a[1] === text || a[1] === acid)).toEqual([]);
   });
 
+  it("refuses a partition whose files hold a column the metastore does not declare, rather than drop it, and changes nothing", async () => {
+    const t = await fileTable(["2026-01-01"]);
+    const engine = await Engine.open();
+    try {
+      // Another writer's file with a column Hive's readers don't see (nothing declared it).
+      await engine.run(
+        `copy (select i::bigint as id, 'n' as name, 1.00::decimal(12,2) as amount, ['t'] as tags, 'kept?' as note
+           from range(90000, 90010) r(i))
+         to '${join(t.dir, "dt=2026-01-01", "part-extra.parquet")}' (format parquet)`,
+      );
+    } finally {
+      engine.close();
+    }
+    const before = await rowsByLocation(t.store, t.name);
+    const alters = metastore.callsOf("alter_partitions").length;
+    await expect(crunch(payloadFor(t.uri, t.name), t.store)).rejects.toThrow(
+      /partition 'dt=2026-01-01': its files hold a column the metastore does not declare \(note\)/,
+    );
+    expect(metastore.callsOf("alter_partitions").length).toBe(alters);
+    expectSameRows(before, await rowsByLocation(t.store, t.name));
+    expect((await readdir(join(t.dir, "dt=2026-01-01"))).sort()).toContain("part-extra.parquet");
+  });
+
   it("refuses a table with a timestamp column: Hive before 4.0 can't read the INT64 timestamps a rewrite writes", async () => {
     const name = `stamped${++seq}`;
     const dir = join(root, name);

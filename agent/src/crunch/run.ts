@@ -36,7 +36,7 @@ import { type CrunchPlan, planCrunch } from "./plan.ts";
 import { rewriteBin } from "./rewrite.ts";
 import { clusterNote, type Measure, OPTIMIZE_SETTINGS, reuseEarlier } from "./settings.ts";
 import { uploadBin } from "./upload.ts";
-import { validateBin } from "./validate.ts";
+import { refuseUndeclaredColumns, validateBin } from "./validate.ts";
 
 export interface CrunchOptions {
   store: ObjectStore;
@@ -249,6 +249,11 @@ async function rewriteBins(job: BinsJob): Promise<{ outputs: BinOutput[]; settin
             signal,
           ),
         );
+        if (table.readsDeclaredColumnsOnly)
+          await refuseUndeclaredColumns(engine, { partition, inputs }, [
+            ...columns.map((c) => c.name),
+            ...table.partitionColumns,
+          ]);
         if (!settings) {
           settings = await chooseSettings(
             { ...job, measure: { ...job.measure, columns } },

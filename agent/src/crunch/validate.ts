@@ -10,6 +10,7 @@ import {
   compareChecksums,
   type Engine,
   explainMismatch,
+  sqlList,
   type TableColumn,
 } from "../engine/index.ts";
 import { JobError } from "../registry.ts";
@@ -37,6 +38,28 @@ export async function validateBin(
   if (problems.length > 0)
     throw new JobError(
       `validation failed for partition '${bin.partition || "(table)"}', nothing committed: ${[...new Set(problems)].join("; ")}`,
+      { retryable: false },
+    );
+}
+
+/**
+ * Refuses a bin whose files hold a column that `declared` lacks (compared case-blind, as Hive
+ * does), for tables whose readers see the declared columns only (`readsDeclaredColumnsOnly`): the
+ * rewrite writes the declared columns, so that column would silently leave the files.
+ */
+export async function refuseUndeclaredColumns(
+  engine: Engine,
+  bin: { partition: string; inputs: readonly string[] },
+  declared: readonly string[],
+): Promise<void> {
+  const known = new Set(declared.map((name) => name.toLowerCase()));
+  const present = await engine.query<{ column_name: string }>(
+    `describe select * from read_parquet(${sqlList(bin.inputs)}, union_by_name = true)`,
+  );
+  const undeclared = present.map((c) => c.column_name).filter((name) => !known.has(name.toLowerCase()));
+  if (undeclared.length > 0)
+    throw new JobError(
+      `partition '${bin.partition || "(table)"}': its files hold ${undeclared.length === 1 ? "a column" : "columns"} the metastore does not declare (${undeclared.join(", ")}); a rewrite writes the declared columns only and would drop ${undeclared.length === 1 ? "it" : "them"}, so nothing was rewritten. Declare ${undeclared.length === 1 ? "it" : "them"} (ALTER TABLE ... ADD COLUMNS) or take ${undeclared.length === 1 ? "it" : "them"} out of the files, then crunch again.`,
       { retryable: false },
     );
 }

@@ -74,6 +74,7 @@ export class HiveTable implements Table {
   readonly files: readonly TableFile[];
   readonly columns: readonly TableColumn[];
   readonly partitionColumns: readonly string[];
+  readonly readsDeclaredColumnsOnly = true;
   readonly parquetFieldIds = null;
   /** This load's commit folder name: unique, so no earlier attempt's files are ever in it. */
   private readonly rewrite: string;

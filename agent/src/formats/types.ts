@@ -53,6 +53,12 @@ export interface Table {
   /** `columns` as a rewrite of one partition's files reads them (with `fill` where files may lack a column). */
   columnsFor(partitionValues: Record<string, string | null>): readonly TableColumn[];
   /**
+   * Whether the table's readers match file columns to the declared schema by name and ignore any
+   * other (Hive). A rewrite writes the declared columns only, so a column that only the files hold
+   * would be dropped from them: the crunch refuses such a partition instead.
+   */
+  readonly readsDeclaredColumnsOnly?: boolean;
+  /**
    * The type of a column or partition column in the recipe's words (`string`, `date`, `timestamp`,
    * `timestamp_ntz`, `integer`, `long`, `struct`, ...), as onboarding's inference reads them.
    */
