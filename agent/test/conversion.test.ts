@@ -4,9 +4,13 @@ import { dirname, join } from "node:path";
 import { gzipSync } from "node:zlib";
 import {
   CONVERT_KIND,
+  ConversionManifestIndexSchema,
   ConversionManifestSchema,
   type ConvertPayload,
+  MANIFEST_FORMAT,
   MANIFEST_KEY,
+  MANIFEST_RUNS_FOLDER,
+  ManifestRunSchema,
   PREFIX_HARD_DELETE_KIND,
   REMOVE_INPUTS_KIND,
 } from "@lakesmith/shared/prefix-conversion";
@@ -78,10 +82,19 @@ async function convert(
   };
 }
 
-async function manifestOf(target: ObjectStore) {
-  return ConversionManifestSchema.parse(
+async function indexOf(target: ObjectStore) {
+  return ConversionManifestIndexSchema.parse(
     JSON.parse((await readAll(await target.read(MANIFEST_KEY))).toString()),
   );
+}
+
+/** The manifest with every run whole: the index, each run read from its part. */
+async function manifestOf(target: ObjectStore) {
+  const index = await indexOf(target);
+  const runs = [];
+  for (const entry of index.runs)
+    runs.push(ManifestRunSchema.parse(JSON.parse((await readAll(await target.read(entry.part))).toString())));
+  return { ...index, runs };
 }
 
 /** Every row of the outputs the manifest names, as DuckDB reads them, in a stable order. */
@@ -340,6 +353,40 @@ describe("prefix_convert on file://", () => {
     const written: string[] = [];
     for await (const o of l.target.list("")) written.push(o.key);
     expect(written).toEqual([]);
+  });
+
+  it("writes each run's part once and a small index entry per run; reads and rewrites a format-1 manifest", async () => {
+    const l = lake();
+    l.put("a.jsonl", ndjson([{ id: 1 }]));
+    const first = await convert(l);
+    // The manifest as format 1 wrote it: every run whole in one object, no parts.
+    const whole = await manifestOf(l.target);
+    const format1 = ConversionManifestSchema.parse({
+      format: MANIFEST_FORMAT,
+      source_uri: whole.source_uri,
+      runs: whole.runs,
+    });
+    await l.target.write(MANIFEST_KEY, JSON.stringify(format1));
+    await l.target.deleteMany([`${MANIFEST_RUNS_FOLDER}${first.jobId}.json`]);
+    await l.target.write(`${MANIFEST_RUNS_FOLDER}job_died.json`, "{}");
+
+    l.put("b.jsonl", ndjson([{ id: 2 }]));
+    const second = await convert(l);
+    expect(second.result).toMatchObject({ files_in: 1, inputs_converted_before: 1, orphans_removed: 1 });
+    const index = await indexOf(l.target);
+    expect(index.runs.map((r) => [r.job_id, r.part, r.inputs])).toEqual([
+      [first.jobId, `${MANIFEST_RUNS_FOLDER}${first.jobId}.json`, 1],
+      [second.jobId, `${MANIFEST_RUNS_FOLDER}${second.jobId}.json`, 1],
+    ]);
+    expect(JSON.stringify(index)).not.toContain("a.jsonl");
+    const parts: string[] = [];
+    for await (const o of l.target.list(MANIFEST_RUNS_FOLDER)) parts.push(o.key);
+    expect(parts.sort()).toEqual(index.runs.map((r) => r.part).sort());
+    expect((await manifestOf(l.target)).runs.map((r) => r.inputs.map((i) => i.key))).toEqual([
+      ["a.jsonl"],
+      ["b.jsonl"],
+    ]);
+    expect((await readBack(l.targetDir, l.target)).map((r) => r.id)).toEqual(["1", "2"]);
   });
 
   it("replaces the outputs of a run that died before its manifest instead of keeping both", async () => {

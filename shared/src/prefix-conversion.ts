@@ -7,8 +7,11 @@
  * - `prefix_remove_inputs`: converted inputs older than the retention are proposed for deletion;
  *   the plane records them as pending deletions with the prefix as their reference.
  * - `prefix_hard_delete`: deletes the inputs of claimed pending deletions (hard-delete).
- * - The manifest (`MANIFEST_KEY` in the target prefix, `ConversionManifestSchema`) is the record of
- *   what was converted: a key in it is never converted again. See docs/json-conversion.md.
+ * - The manifest is the record of what was converted: a key in it is never converted again. An
+ *   index (`MANIFEST_KEY` in the target prefix, `ConversionManifestIndexSchema`) names each run,
+ *   its outputs and its part (`MANIFEST_RUNS_FOLDER<job id>.json`, `ManifestRunSchema`: the run's
+ *   inputs and schema), written once. A format-1 manifest (`ConversionManifestSchema`, every run
+ *   whole in one object) is read and rewritten as an index. See docs/json-conversion.md.
  *
  * @example const payload = ConvertPayloadSchema.parse(offer.payload);
  */
@@ -86,6 +89,7 @@ export type ManifestRun = z.infer<typeof ManifestRunSchema>;
 
 export const MANIFEST_FORMAT = "lakesmith.json-conversion/1";
 
+/** Format 1, read only: every run whole in one object, rewritten whole by every run. */
 export const ConversionManifestSchema = z.object({
   format: z.literal(MANIFEST_FORMAT),
   source_uri: z.string(),
@@ -93,6 +97,31 @@ export const ConversionManifestSchema = z.object({
   runs: z.array(ManifestRunSchema),
 });
 export type ConversionManifest = z.infer<typeof ConversionManifestSchema>;
+
+/** Each run's part (a `ManifestRun`), relative to the target prefix: `<folder><job id>.json`. */
+export const MANIFEST_RUNS_FOLDER = "_lakesmith_manifest/runs/";
+export const MANIFEST_INDEX_FORMAT = "lakesmith.json-conversion/2";
+
+export const ManifestIndexRunSchema = z.object({
+  job_id: z.string(),
+  converted_ms: z.number().int(),
+  /** The run's part, relative to the target prefix. */
+  part: z.string(),
+  /** How many inputs the part lists. */
+  inputs: z.number().int().nonnegative(),
+  outputs: z.array(ManifestOutputSchema),
+  checksum: ConversionChecksumSchema,
+});
+export type ManifestIndexRun = z.infer<typeof ManifestIndexRunSchema>;
+
+/** The manifest: one small entry per run; replaced, with the run appended, as each run's commit. */
+export const ConversionManifestIndexSchema = z.object({
+  format: z.literal(MANIFEST_INDEX_FORMAT),
+  source_uri: z.string(),
+  /** Oldest first; a run is appended only after its outputs and its part are written. */
+  runs: z.array(ManifestIndexRunSchema),
+});
+export type ConversionManifestIndex = z.infer<typeof ConversionManifestIndexSchema>;
 
 export const ConvertResultSchema = z.object({
   /** Inputs converted by this run, their JSON bytes and the Parquet written. */

@@ -26,7 +26,10 @@ export async function runRemoveInputs(
 ): Promise<RemoveInputsResult> {
   const started = Date.now();
   const { payload } = ctx;
-  const converted = convertedInputs(await readManifest(options.target, payload.source_uri));
+  const converted = await convertedInputs(
+    options.target,
+    await readManifest(options.target, payload.source_uri),
+  );
   const cutoff = (options.now?.() ?? Date.now()) - payload.retention_days * DAY_MS;
   const keep = new Set(payload.keep);
   const present = new Map<string, number>();

@@ -4,14 +4,14 @@
  *
  * 1. Plan (`plan.ts`): the inputs not in the manifest and older than the skip age, up to the run's
  *    byte budget.
- * 2. Clean: output folders (`data/<job id>/`) the manifest does not name are orphans of a run that
- *    died before its manifest (this job's own earlier attempt included): deleted, so a retry
- *    replaces them instead of adding to them.
+ * 2. Clean: output folders (`data/<job id>/`) and run parts the manifest does not name are
+ *    orphans of a run that died before its manifest (this job's own earlier attempt included):
+ *    deleted, so a retry replaces them instead of adding to them.
  * 3. Download the inputs into the scratch folder (DuckDB reads local files only), keeping each
  *    name's ending (`.json.gz` is read as gzip); a `file://` input is read in place.
  * 4. Convert and prove (`convert.ts`): nothing is uploaded unless the Parquet holds the inputs' rows.
- * 5. Upload to `data/<job id>/part-<n>.parquet`, then append the run to the manifest: the manifest
- *    write is the commit. A crash in between leaves an orphan folder for step 2 of the next run.
+ * 5. Upload to `data/<job id>/part-<n>.parquet`, write the run's part, then append the run to the
+ *    manifest's index (`manifest.ts`): the index write is the commit. A crash in between leaves an orphan folder for step 2 of the next run.
  */
 import { mkdir, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
@@ -19,6 +19,7 @@ import {
   type ConvertPayload,
   type ConvertResult,
   MANIFEST_KEY,
+  MANIFEST_RUNS_FOLDER,
   type ManifestRun,
   OUTPUT_FOLDER,
 } from "@lakesmith/shared/prefix-conversion";
@@ -26,7 +27,7 @@ import { Engine } from "../engine/duckdb.ts";
 import type { JobContext } from "../registry.ts";
 import type { ObjectStore } from "../store/index.ts";
 import { type ConvertSteps, convertJson, type LocalInput } from "./convert.ts";
-import { convertedInputs, readManifest, writeManifest } from "./manifest.ts";
+import { commitRun, convertedInputs, readManifest } from "./manifest.ts";
 import { manifestInput, planConversion } from "./plan.ts";
 
 export interface ConversionOptions {
@@ -45,12 +46,12 @@ export async function runConversion(
   const { payload, job } = ctx;
   const { source, target } = options;
   const manifest = await readManifest(target, payload.source_uri);
-  const plan = await planConversion(source, convertedInputs(manifest), {
+  const plan = await planConversion(source, await convertedInputs(target, manifest), {
     now: options.now?.() ?? Date.now(),
     skipAgeDays: payload.skip_age_days,
     maxRunBytes: payload.max_run_bytes,
   });
-  const orphansRemoved = await removeOrphans(target, new Set(manifest.runs.map((r) => r.job_id)));
+  const orphansRemoved = await removeOrphans(target, new Set(manifest.index.runs.map((r) => r.job_id)));
   const result: ConvertResult = {
     files_in: 0,
     files_out: 0,
@@ -106,7 +107,7 @@ export async function runConversion(
     ctx.progress({ step: "upload", files_done: i + 1, files_total: converted.files.length });
   }
   const rows = converted.checksum.rows;
-  manifest.runs.push({
+  await commitRun(target, manifest, {
     job_id: job.id,
     converted_ms: options.now?.() ?? Date.now(),
     columns: converted.columns.map((c) => ({ name: c.name, type: c.type })),
@@ -114,7 +115,6 @@ export async function runConversion(
     outputs,
     checksum: { rows, row_hash: converted.checksum.rowHash },
   });
-  await writeManifest(target, manifest);
 
   const bytesBefore = plan.inputs.reduce((n, i) => n + i.size, 0);
   const bytesAfter = outputs.reduce((n, o) => n + o.size, 0);
@@ -132,11 +132,15 @@ export async function runConversion(
   };
 }
 
-/** Deletes output folders no manifest run names; returns how many objects went. */
+/** Deletes output folders and run parts no manifest run names; returns how many objects went. */
 async function removeOrphans(target: ObjectStore, committed: Set<string>): Promise<number> {
   const orphans: string[] = [];
   for await (const object of target.list(OUTPUT_FOLDER)) {
     const jobId = object.key.slice(OUTPUT_FOLDER.length).split("/")[0] ?? "";
+    if (!committed.has(jobId)) orphans.push(object.key);
+  }
+  for await (const object of target.list(MANIFEST_RUNS_FOLDER)) {
+    const jobId = object.key.slice(MANIFEST_RUNS_FOLDER.length).replace(/\.json$/, "");
     if (!committed.has(jobId)) orphans.push(object.key);
   }
   if (orphans.length === 0) return 0;
