@@ -3,6 +3,7 @@
  * were rewritten, totals and DRR over the files replaced, the settings and notes, and the time
  * spent per phase. Pure: it counts, it touches nothing.
  */
+
 import type {
   CrunchKind,
   CrunchPartition,
@@ -11,6 +12,7 @@ import type {
   CrunchSettings,
 } from "@lakesmith/shared/jobs";
 import type { NewFile, TableFile } from "../formats/index.ts";
+import { sum } from "../numbers.ts";
 import type { PartitionPlan } from "./plan.ts";
 
 /** One rewritten, uploaded bin: the files it replaces and the files that replace them. */
@@ -136,8 +138,4 @@ export class Phases {
   toJSON(): Record<string, number> {
     return { ...this.ms };
   }
-}
-
-export function sum(values: readonly number[]): number {
-  return values.reduce((a, b) => a + b, 0);
 }

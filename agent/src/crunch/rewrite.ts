@@ -24,8 +24,9 @@ import {
   type WrittenFile,
 } from "../engine/index.ts";
 import type { TableFile } from "../formats/index.ts";
+import { sum } from "../numbers.ts";
 import { flushFiles, type ObjectStore } from "../store/index.ts";
-import { type Phases, sum } from "./metrics.ts";
+import type { Phases } from "./metrics.ts";
 import { balancedBins } from "./plan.ts";
 
 /** One bin to rewrite, with what its rewrite needs. */

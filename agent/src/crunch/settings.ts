@@ -7,7 +7,7 @@
 import type { CrunchSettings } from "@lakesmith/shared/jobs";
 import { clusterNotApplied, type Engine, reuseSettings } from "../engine/index.ts";
 import type { Table, TableFile } from "../formats/index.ts";
-import { sum } from "./metrics.ts";
+import { sum } from "../numbers.ts";
 
 /** The settings of an optimize pass: bin-packing with DuckDB's defaults and zstd, no sort, no trials. */
 export const OPTIMIZE_SETTINGS: CrunchSettings = {

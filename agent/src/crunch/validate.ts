@@ -13,8 +13,9 @@ import {
   sqlList,
   type TableColumn,
 } from "../engine/index.ts";
+import { sum } from "../numbers.ts";
 import { JobError } from "../registry.ts";
-import { type Phases, sum } from "./metrics.ts";
+import type { Phases } from "./metrics.ts";
 import type { RewrittenBin } from "./rewrite.ts";
 
 export async function validateBin(

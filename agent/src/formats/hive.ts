@@ -25,7 +25,6 @@ import type {
   SupersededFolder,
 } from "@lakesmith/shared/jobs";
 import { CrunchResultSchema } from "@lakesmith/shared/jobs";
-import { sum } from "../crunch/metrics.ts";
 import { partitionFolder, partitionPath } from "../crunch/partition-path.ts";
 import type { TableColumn } from "../engine/index.ts";
 import { canonicalLocation, locationOfKey, rewriteFolder, rewriteRecordKey } from "../hive/location.ts";
@@ -38,6 +37,7 @@ import {
   loadHiveSnapshot,
 } from "../hive/snapshot.ts";
 import { recipeType } from "../hive/types.ts";
+import { sum } from "../numbers.ts";
 import { JobError } from "../registry.ts";
 import { readAll, StoreError } from "../store/index.ts";
 import { ConflictError } from "./conflict.ts";

@@ -13,6 +13,7 @@
 import { type Clock, newId } from "@lakesmith/shared";
 import { CATALOG_SYNC_KIND, type CatalogCredentials, type CatalogType } from "@lakesmith/shared/catalogs";
 import { and, asc, count, eq, getTableColumns, inArray, isNull, type SQL, sql } from "drizzle-orm";
+import { isUniqueViolation } from "../db/errors.ts";
 import type { Db } from "../db/index.ts";
 import {
   type CatalogConnection,
@@ -27,7 +28,6 @@ import { ApiError, conflict, invalidField, notFound } from "../http/problem.ts";
 import type { CancelService } from "../jobs/cancel.ts";
 import { ACTIVE_STATUSES } from "../jobs/state.ts";
 import type { Keyring } from "../secrets/keyring.ts";
-import { isUniqueViolation } from "../tables/service.ts";
 import {
   CREDENTIAL_FIELDS,
   type CredentialFields,

@@ -24,6 +24,7 @@
 import { type Clock, newId } from "@lakesmith/shared";
 import { formatLocation, LocationError, parseLocation } from "@lakesmith/shared/locations";
 import { and, asc, count, desc, eq, isNull, sql } from "drizzle-orm";
+import { isUniqueViolation } from "../db/errors.ts";
 import type { Db } from "../db/index.ts";
 import { insertSelect } from "../db/insert-select.ts";
 import {
@@ -36,7 +37,6 @@ import {
 } from "../db/schema.ts";
 import type { Page } from "../http/pagination.ts";
 import { ApiError, conflict, invalidField, notFound } from "../http/problem.ts";
-import { isUniqueViolation } from "../tables/service.ts";
 import { nextSlot } from "./conversion/slots.ts";
 import type { DiscoveryService } from "./discovery/service.ts";
 import { LOCATION_SCHEMES, type LocationCreate, type LocationUpdate, type PolicyUpsert } from "./schemas.ts";

@@ -10,10 +10,12 @@
  * by SQLite from each row's stored JSON (`view.ts`), and the total comes from `table_status_counts`
  * (kept by triggers) unless the list is filtered by name, which matches at most one row.
  */
+
 import { type Clock, newId } from "@lakesmith/shared";
 import { LocationError, locationKey, tryLocationKey } from "@lakesmith/shared/locations";
 import { and, asc, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { CatalogTableRefs } from "../catalog-connections/table-ref.ts";
+import { isUniqueViolation } from "../db/errors.ts";
 import type { Db } from "../db/index.ts";
 import { inventoryHistory, type LakeTable, lakeTables, schedules } from "../db/schema.ts";
 import { preparedRows, preparedSelect, type StatementCache } from "../db/statement-cache.ts";
@@ -366,13 +368,6 @@ export class TableService {
       changedAt: at,
     });
   }
-}
-
-/** Whether a database error (or one it wraps) is a unique-constraint failure on `target`. */
-export function isUniqueViolation(err: unknown, target: string): boolean {
-  for (let e: unknown = err; e instanceof Error; e = e.cause)
-    if (e.message.includes("UNIQUE constraint failed") && e.message.includes(target)) return true;
-  return false;
 }
 
 /** The location key of a new table's URI; a URI that can't be read with certainty is a 422 on `field`. */
