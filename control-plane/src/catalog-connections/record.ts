@@ -31,6 +31,7 @@
  * connection's latest sync (`last_sync_job_id`) moves its status, and nothing is written for a
  * connection deleted meanwhile. Every end statement is guarded by `ended`, so a second run changes nothing.
  */
+
 import {
   CatalogSyncPartSchema,
   CatalogSyncResultSchema,
@@ -42,6 +43,7 @@ import { z } from "zod";
 import type { Db } from "../db/index.ts";
 import { insertSelect } from "../db/insert-select.ts";
 import { catalogConnections, catalogTables, type Job, jobs, lakeTables, schedules } from "../db/schema.ts";
+import { issueSummary } from "../http/problem.ts";
 import type { BatchItem, FinishHook, PartHook } from "../jobs/kinds.ts";
 
 /** What the hook reads of the payload; the rest (the credentials) may be purged already. */
@@ -56,10 +58,7 @@ export const recordSyncPart: PartHook = async ({ db, clock }, job, part, fresh) 
   const parsed = CatalogSyncPartSchema.safeParse(part);
   if (!parsed.success)
     return {
-      invalid: `not a catalog sync part (${parsed.error.issues
-        .slice(0, 3)
-        .map((i) => `${i.path.join(".") || "(part)"}: ${i.message}`)
-        .join("; ")})`,
+      invalid: `not a catalog sync part (${issueSummary(parsed.error, "(part)", 3)})`,
     };
   const { tables, listed } = parsed.data;
   const seen = new PartWriter(db, job, target.data.connection_id, clock.now(), fresh);
@@ -179,11 +178,7 @@ export const recordSync: FinishHook = ({ db }, job, end, ended) => {
   const parsed = CatalogSyncResultSchema.safeParse(end.result);
   if (!parsed.success)
     return [
-      failed(
-        `the agent's result is not a catalog sync result (${parsed.error.issues
-          .map((i) => `${i.path.join(".") || "(result)"}: ${i.message}`)
-          .join("; ")})`,
-      ),
+      failed(`the agent's result is not a catalog sync result (${issueSummary(parsed.error, "(result)")})`),
     ];
   const writer = new SyncWriter(db, job, connectionId, target.data.catalog, ended);
   return [

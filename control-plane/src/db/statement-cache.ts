@@ -101,13 +101,7 @@ export function preparedRows<T extends Record<string, unknown>>(
   const { sql, params } = query.toSQL();
   return {
     async all(values) {
-      return cache.rows(sql, fillPlaceholders(params, values)).map((row) => {
-        const out: Record<string, unknown> = {};
-        fields.forEach((field, i) => {
-          out[field] = row[i];
-        });
-        return out as T;
-      });
+      return cache.rows(sql, fillPlaceholders(params, values)).map((row) => rowObject<T>(row, fields));
     },
   };
 }
@@ -125,7 +119,11 @@ export async function selectOnce<T extends Record<string, unknown>>(
   if (!cache?.once) return (await query)[0];
   const { sql, params } = query.toSQL();
   const [row] = cache.once(sql, params);
-  if (!row) return undefined;
+  return row ? rowObject<T>(row, fields) : undefined;
+}
+
+/** A driver row (values in select order) as an object with `fields`' keys. */
+function rowObject<T>(row: readonly unknown[], fields: readonly string[]): T {
   const out: Record<string, unknown> = {};
   fields.forEach((field, i) => {
     out[field] = row[i];

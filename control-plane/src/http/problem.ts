@@ -37,6 +37,17 @@ export function zodFieldErrors(error: z.ZodError, prefix?: string): FieldError[]
   });
 }
 
+/**
+ * Zod issues as one line, `path: message; ...` (at most `limit` of them), `whole` standing for an
+ * empty path: for messages about a value an agent or a caller sent that is not a request body.
+ */
+export function issueSummary(error: z.ZodError, whole: string, limit = Number.POSITIVE_INFINITY): string {
+  return error.issues
+    .slice(0, limit)
+    .map((i) => `${i.path.map(String).join(".") || whole}: ${i.message}`)
+    .join("; ");
+}
+
 /** Hono `onError`: every thrown thing becomes a problem response; only unknown errors are 500s. */
 export function handleError(err: Error, c: Context): Response {
   if (err instanceof ApiError) {

@@ -15,10 +15,12 @@
  *   (`alongside`), guarded by `jobExists`, so it holds exactly when the job stays, and before any
  *   agent can end the job.
  */
+
 import { newId } from "@lakesmith/shared";
 import { endpointKey, locationKey, parseLocation } from "@lakesmith/shared/locations";
 import { and, eq, sql } from "drizzle-orm";
 import { type Job, type JobStatus, jobs, type Priority } from "../db/schema.ts";
+import { issueSummary } from "../http/problem.ts";
 import type { Engine } from "./engine.ts";
 import { conflicting, locksOverlap } from "./exclusion.ts";
 import type { BatchItem } from "./kinds.ts";
@@ -60,9 +62,7 @@ export function routingOf(engine: Engine, input: NewJob): Routing {
   const parsed = declared.payload.safeParse(input.payload);
   if (!parsed.success)
     throw new Error(
-      `payload of a '${input.kind}' job does not match its declaration: ${parsed.error.issues
-        .map((i) => `${i.path.join(".") || "(payload)"}: ${i.message}`)
-        .join("; ")}`,
+      `payload of a '${input.kind}' job does not match its declaration: ${issueSummary(parsed.error, "(payload)")}`,
     );
   const needs = declared.needs(parsed.data);
   const schemes = needs.locations.map((uri) => parseLocation(uri).scheme);

@@ -4,10 +4,12 @@
  * ends the job; only the table's latest onboarding job can move it. A catalog-managed table's job
  * carries its catalog reference (`catalog`, with the client secret the job's end purges).
  */
+
 import { ONBOARDING_KIND, OnboardingPayloadSchema, OnboardingRecipeSchema } from "@lakesmith/shared/jobs";
 import { and, eq, inArray } from "drizzle-orm";
 import { CATALOG_REF_SECRETS, catalogRefEndpoints } from "../catalog-connections/ref-needs.ts";
 import { lakeTables } from "../db/schema.ts";
+import { issueSummary } from "../http/problem.ts";
 import { defineJobKind, type FinishHook } from "../jobs/kinds.ts";
 
 const finish: FinishHook = ({ db, clock }, job, end, ended) => {
@@ -28,11 +30,7 @@ const finish: FinishHook = ({ db, clock }, job, end, ended) => {
     const recipe = OnboardingRecipeSchema.safeParse(end.result);
     if (!recipe.success)
       return [
-        fail(
-          `the agent reported a result that is not a recipe (${recipe.error.issues
-            .map((i) => `${i.path.join(".") || "(result)"}: ${i.message}`)
-            .join("; ")})`,
-        ),
+        fail(`the agent reported a result that is not a recipe (${issueSummary(recipe.error, "(result)")})`),
       ];
     return [
       db

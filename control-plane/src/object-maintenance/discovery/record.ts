@@ -22,6 +22,7 @@
  * A failed or cancelled job ends an attempt still queued or running the same way; a stopped job
  * (paused) leaves the attempt as the request set it.
  */
+
 import {
   type DiscoveryAck,
   DiscoveryPartSchema,
@@ -41,6 +42,7 @@ import {
   locations,
   prefixes,
 } from "../../db/schema.ts";
+import { issueSummary } from "../../http/problem.ts";
 import type { BatchItem, FinishHook, PartHook } from "../../jobs/kinds.ts";
 
 const DAY_MS = 86_400_000;
@@ -57,10 +59,7 @@ export const recordDiscoveryPart: PartHook = async ({ db, clock }, job, part, fr
   const parsed = DiscoveryPartSchema.safeParse(part);
   if (!parsed.success)
     return {
-      invalid: `not a discovery part (${parsed.error.issues
-        .slice(0, 3)
-        .map((i) => `${i.path.join(".") || "(part)"}: ${i.message}`)
-        .join("; ")})`,
+      invalid: `not a discovery part (${issueSummary(parsed.error, "(part)", 3)})`,
     };
   const attemptId = payload.data.attempt_id;
   const guard = and(fresh, current(attemptId, job.id)) as SQL;
