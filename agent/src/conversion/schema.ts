@@ -19,9 +19,9 @@
  */
 import type { TableColumn } from "../engine/checksum.ts";
 import { type Engine, sqlIdent, sqlList, sqlString } from "../engine/duckdb.ts";
+import { formatType, mapScalars, parseType, type TypeNode } from "../engine/type-spelling.ts";
 import { JobError } from "../registry.ts";
 import { type LocalInput, misfit } from "./misfit.ts";
-import { formatType, mapScalars, parseType, type TypeNode } from "./types.ts";
 
 /** A date and timestamp format no JSON text spells: turns DuckDB's temporal detection off. */
 const NO_TEMPORAL_FORMAT = "\u0001lakesmith-text\u0001%Y";

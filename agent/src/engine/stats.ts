@@ -19,8 +19,10 @@
  * const rows = await engine.query(`copy (...) to 'out' (format parquet, return_stats true)`);
  * const stats = statsFromCopy(leaves, rows[0]);
  */
+
 import { canonicalTypes, type TableColumn } from "./checksum.ts";
 import type { Engine } from "./duckdb.ts";
+import { parseType as parseTypeSpelling, type TypeNode } from "./type-spelling.ts";
 
 /** Delta per-file statistics; nested objects mirror struct columns. */
 export interface DeltaStats {
@@ -121,54 +123,26 @@ function writerValue(kind: BoundKind, text: string | undefined): string | undefi
 }
 
 /**
- * Parses DuckDB's canonical type spelling (`canonicalTypes`). Lists, maps, booleans, blobs and
- * timestamps without zone are leaves without bounds: Delta does not bound complex types, and the
- * stats encoding of TIMESTAMP_NTZ is left out rather than guessed.
+ * DuckDB's canonical type spelling (`canonicalTypes`) as statistics see it. Lists, maps, booleans,
+ * blobs and timestamps without zone are leaves without bounds: Delta does not bound complex types,
+ * and the stats encoding of TIMESTAMP_NTZ is left out rather than guessed. A spelling the parser
+ * does not know (a union) is such a leaf too.
  */
 export function parseType(type: string): ParsedType {
-  const t = type.trim();
-  if (t.startsWith("STRUCT(") && t.endsWith(")")) {
-    return { struct: splitTopLevel(t.slice(7, -1)).map(parseField) };
+  let node: TypeNode;
+  try {
+    node = parseTypeSpelling(type.trim());
+  } catch {
+    return { leaf: "none" };
   }
-  if (t.endsWith("]") || t.startsWith("MAP(") || t.startsWith("UNION(")) return { leaf: "none" };
-  return { leaf: KINDS[t.replace(/\(.*\)$/, "")] ?? "none" };
+  return statsType(node);
 }
 
-function parseField(field: string): { name: string; type: ParsedType } {
-  const f = field.trim();
-  if (f.startsWith('"')) {
-    let end = 1;
-    let name = "";
-    while (end < f.length) {
-      if (f[end] === '"' && f[end + 1] === '"') {
-        name += '"';
-        end += 2;
-      } else if (f[end] === '"') break;
-      else name += f[end++];
-    }
-    return { name, type: parseType(f.slice(end + 1)) };
-  }
-  const space = f.indexOf(" ");
-  return { name: f.slice(0, space), type: parseType(f.slice(space + 1)) };
-}
-
-function splitTopLevel(s: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let quoted = false;
-  let start = 0;
-  for (let i = 0; i < s.length; i++) {
-    const ch = s[i];
-    if (ch === '"') quoted = !quoted;
-    else if (!quoted && (ch === "(" || ch === "[")) depth++;
-    else if (!quoted && (ch === ")" || ch === "]")) depth--;
-    else if (!quoted && depth === 0 && ch === ",") {
-      out.push(s.slice(start, i));
-      start = i + 1;
-    }
-  }
-  out.push(s.slice(start));
-  return out.filter((x) => x.trim() !== "");
+function statsType(node: TypeNode): ParsedType {
+  if (node.kind === "struct")
+    return { struct: node.fields.map(([name, type]) => ({ name, type: statsType(type) })) };
+  if (node.kind !== "scalar") return { leaf: "none" };
+  return { leaf: KINDS[node.name.replace(/\(.*\)$/, "")] ?? "none" };
 }
 
 /** ISO-8601 without an expanded year: 0000-01-01 to 9999-12-31. */

@@ -1,10 +1,12 @@
 /**
- * DuckDB type spellings (as `describe` prints them) parsed into a tree and printed back, so a
- * conversion can change one leaf of a nested type (`STRUCT(a DOUBLE)[]`) without string surgery.
+ * DuckDB type spellings (as `describe` and `typeof` print them) parsed into a tree and printed
+ * back: a conversion changes one leaf of a nested type (`STRUCT(a DOUBLE)[]`) without string
+ * surgery, and Delta statistics find the leaves of a struct (`stats.ts`).
  *
- * Covers what DuckDB's JSON reader infers: scalars (`BIGINT`, `DECIMAL(38,0)`, `JSON`, ...), lists
- * (`T[]`), structs (`STRUCT(name T, "quoted name" T)`) and maps (`MAP(K, V)`). Struct field names
- * are printed quoted, so any name survives the round trip.
+ * Covers scalars (`BIGINT`, `DECIMAL(38,0)`, `TIMESTAMP WITH TIME ZONE`, `JSON`, ...), lists
+ * (`T[]`), structs (`STRUCT(name T, "quoted name" T)`) and maps (`MAP(K, V)`); anything else
+ * (`UNION(...)`, fixed-size arrays) is an error. Struct field names are printed quoted, so any name
+ * survives the round trip.
  */
 
 export type TypeNode =

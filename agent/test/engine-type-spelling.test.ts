@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatType, parseType } from "../src/conversion/types.ts";
+import { formatType, parseType } from "../src/engine/type-spelling.ts";
 
 describe("DuckDB type spellings", () => {
   it("parses nested types and prints them back with quoted field names", () => {
