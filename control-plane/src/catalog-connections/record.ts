@@ -100,6 +100,7 @@ class PartWriter {
         updatedAt: sql`cast(${field("updated_at")} as integer)`,
         detail: field("detail"),
         syncedAt: sql`${this.now.getTime()}`,
+        firstSyncedAt: sql`${this.now.getTime()}`,
         syncJobId: sql`${this.job.id}`,
         syncFence: sql`${this.job.fence}`,
         deletedAt: sql`null`,

@@ -159,11 +159,25 @@ export const SETTINGS = {
     description: "Chat webhooks (Slack, Teams, ...) that receive notifications.",
     secret: true,
   }),
+  min_qualifying_table_size_gb: def({
+    schema: z.number().min(0).max(1_000_000),
+    default: 0.1,
+    unit: "GB",
+    description:
+      "A managed table smaller than this (GB of 2^30 bytes, as its catalog's latest sync states) qualifies for nothing yet: it stays managed and waits, saying why. A table whose catalog states no size qualifies.",
+  }),
+  policy_engine_paused: def({
+    schema: z.boolean(),
+    default: false,
+    description:
+      "The policy engine's global emergency stop: while true, no policy queues a run (ad-hoc actions and jobs already running are not affected) and every managed table shows it. Each catalog has its own stop too (POST /api/v1/catalogs/{catalog_id}/policies:pause).",
+  }),
   min_existence_days: def({
     schema: z.number().int().min(0).max(3650),
     default: 7,
     unit: "days",
-    description: "A table must exist at least this long to qualify for optimization.",
+    description:
+      "A managed table must exist at least this long (since its catalog says it was created, else since a sync first reported it) to qualify for optimization; until then it waits, saying why.",
   }),
   schedules_per_slot: def({
     schema: z.number().int().min(1).max(100_000),

@@ -617,6 +617,8 @@ export const catalogTables = sqliteTable(
     detail: text("detail", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
     /** When a sync last reported the table (changed or unchanged). */
     syncedAt: integer("synced_at", { mode: "timestamp_ms" }).notNull(),
+    /** When a sync first reported the table: the start of its existence for qualification (`min_existence_days`). */
+    firstSyncedAt: integer("first_synced_at", { mode: "timestamp_ms" }),
     /**
      * The sync that last saw it (reported it read, or confirmed it unchanged), and that sync's
      * fence (its attempt): a sync that succeeds marks deleted the live rows its own attempt did not see.
@@ -978,3 +980,88 @@ export const notifications = sqliteTable(
   ],
 );
 export type Notification = typeof notifications.$inferSelect;
+
+// ---------------------------------------------------------------------------------------------
+// Policies and managed tables (document 2): see `policies/` and `managed-tables/`.
+
+export const POLICY_SCOPES = ["catalog", "prefix", "table"] as const;
+export type PolicyScope = (typeof POLICY_SCOPES)[number];
+
+/**
+ * A policy of one catalog (a connection and a catalog name, document 2's `catalog_id`), at one
+ * scope: the whole catalog (`target` empty), a namespace prefix (`target` the prefix, levels joined
+ * by `.`) or one table (`target` its `full_name`). One policy per scope: a second POST replaces it.
+ */
+export const policies = sqliteTable(
+  "policies",
+  {
+    id: text("id").primaryKey(),
+    connectionId: text("connection_id").notNull(),
+    catalog: text("catalog").notNull(),
+    scope: text("scope", { enum: POLICY_SCOPES }).notNull(),
+    target: text("target").notNull(),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    /** The policy's actions, their parameters and schedules (`policies/schemas.ts`, `PolicyBody`). */
+    body: text("body", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    /** Goes up with every change, so a managed table can say which version it runs. */
+    version: integer("version").notNull().default(1),
+    createdBy: text("created_by"),
+    createdAt: createdAt(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }),
+  },
+  (t) => [uniqueIndex("policies_scope_idx").on(t.connectionId, t.catalog, t.scope, t.target)],
+);
+export type Policy = typeof policies.$inferSelect;
+
+/**
+ * One row per synced table at least one policy applies to (enabled or not): the managed tables.
+ * Written by the resolution (`policies/resolve.ts`), set-based, whenever a policy changes or a sync
+ * of a catalog with policies ends; read by the engine (`policies/engine.ts`) when `next_run_at` is due.
+ */
+export const managedTables = sqliteTable(
+  "managed_tables",
+  {
+    connectionId: text("connection_id").notNull(),
+    fullName: text("full_name").notNull(),
+    catalog: text("catalog").notNull(),
+    schema: text("schema").notNull(),
+    name: text("name").notNull(),
+    /** The effective policy: the table's, else the longest prefix's, else the catalog's; enabled only. */
+    policyId: text("policy_id"),
+    /** The Lakesmith table the engine onboarded for it (`tables.id`); null until then. */
+    lakeTableId: text("lake_table_id"),
+    /** Why the table runs nothing yet (qualification, onboarding, format); null when it runs. */
+    waitingReason: text("waiting_reason"),
+    /** When the engine looks at the table next (epoch ms); null when nothing is scheduled. */
+    nextRunAt: integer("next_run_at", { mode: "timestamp_ms" }),
+    /** When a resolution first found it managed. */
+    managedSince: integer("managed_since", { mode: "timestamp_ms" }).notNull(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.connectionId, t.fullName] }),
+    index("managed_tables_list_idx").on(t.fullName, t.connectionId),
+    index("managed_tables_due_idx").on(t.nextRunAt).where(sql`${t.nextRunAt} is not null`),
+    index("managed_tables_scope_idx").on(t.connectionId, t.catalog, t.schema),
+    index("managed_tables_policy_idx").on(t.policyId),
+    index("managed_tables_lake_idx").on(t.lakeTableId).where(sql`${t.lakeTableId} is not null`),
+  ],
+);
+export type ManagedTable = typeof managedTables.$inferSelect;
+
+/**
+ * The catalogs that have policies: when their tables were last resolved (a sync that ended later
+ * is resolved again by the engine) and the catalog's emergency stop.
+ */
+export const policyCatalogs = sqliteTable(
+  "policy_catalogs",
+  {
+    connectionId: text("connection_id").notNull(),
+    catalog: text("catalog").notNull(),
+    resolvedAt: integer("resolved_at", { mode: "timestamp_ms" }),
+    pausedAt: integer("paused_at", { mode: "timestamp_ms" }),
+    pausedBy: text("paused_by"),
+  },
+  (t) => [primaryKey({ columns: [t.connectionId, t.catalog] })],
+);
+export type PolicyCatalog = typeof policyCatalogs.$inferSelect;
