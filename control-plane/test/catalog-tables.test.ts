@@ -3,7 +3,8 @@
  * `catalog_connection_id` and `catalog_table`): the 422s naming the field, the link on the table,
  * the `catalog` reference every job that reads the table carries (onboarding, crunch, scheduled
  * crunch) with its secret in no view and purged from the row at the job's end, routing to agents
- * allowed the catalog's endpoints as well as the location, vacuum refused, and a sync that no
+ * allowed the catalog's endpoints as well as the location, vacuum refused for Iceberg through
+ * Polaris and allowed for a Unity EXTERNAL Delta table, and a sync that no
  * longer reports the table stopping its schedules. Jobs are completed through the job service.
  */
 import { ManualClock } from "@lakesmith/shared";
@@ -265,12 +266,12 @@ describe("the jobs of a linked table", () => {
     expect(await rawRow(plane, "jobs", res.body.id)).not.toContain(POLARIS_SECRET);
   });
 
-  it("refuses vacuum (409, trigger and schedule) and partition expiration (422)", async () => {
+  it("refuses vacuum of a Polaris Iceberg table (409, trigger and schedule) and partition expiration (422)", async () => {
     const table = await onboardedLinked();
     const vacuum = await admin("POST", `/api/v1/tables/${table.id}/vacuum`, {});
     expect(vacuum.status, vacuum.text).toBe(409);
     expect(vacuum.text).toContain(
-      "catalog-managed tables are vacuumed through their catalog, not supported yet",
+      "its snapshots expire through its catalog, which is not supported yet; a catalog-linked Delta table can be vacuumed",
     );
     const schedule = await admin("POST", `/api/v1/tables/${table.id}/schedule?job_type=vacuum`, {
       schedule_type: "daily",
@@ -279,9 +280,28 @@ describe("the jobs of a linked table", () => {
       run_time_utc: "03:00",
     });
     expect(schedule.status, schedule.text).toBe(409);
-    expect(schedule.text).toContain("vacuumed through their catalog");
+    expect(schedule.text).toContain("expire through its catalog");
     const expiration = await admin("POST", `/api/v1/tables/${table.id}/partition-expiration`, {});
     expect(expiration.status, expiration.text).toBe(422);
+  });
+
+  it("vacuums a Unity EXTERNAL Delta table like one registered by URI: no catalog reference, no catalog endpoint", async () => {
+    const created = await admin("POST", "/api/v1/tables", {
+      name: `unity.${++seq}`,
+      catalog_connection_id: workspace,
+      catalog_table: "main.sales.events",
+    });
+    expect(created.status, created.text).toBe(201);
+    const vacuum = await admin("POST", `/api/v1/tables/${created.body.id}/vacuum`, { retention_hours: 200 });
+    expect(vacuum.status, vacuum.text).toBe(202);
+    const job = await plane.services.jobs.get(vacuum.body.id);
+    expect(job?.payload).toMatchObject({
+      uri: "s3://lake/unity/events",
+      format: "delta",
+      retention_hours: 200,
+    });
+    expect(job?.payload.catalog).toBeUndefined();
+    expect(job?.endpoints).toEqual([]);
   });
 });
 

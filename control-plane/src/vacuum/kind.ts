@@ -2,7 +2,10 @@
  * The `vacuum` job kind: the agent lists the files no snapshot needs; its finish hook records them
  * as PENDING_DELETE (`pending-deletions/record.ts`). A table's vacuums never overlap (the same file
  * would be proposed twice). Delta (tombstones, orphans) and Iceberg (snapshot expiry, orphans) tables;
- * Hive tables have no log that says which files are unreferenced (a 422 naming `format`).
+ * Hive tables have no log that says which files are unreferenced (a 422 naming `format`). Of the
+ * catalog-linked tables only Delta ones (Unity EXTERNAL tables, whose log is the table) are
+ * vacuumed; an Iceberg table committed through Polaris or a metastore is a 409
+ * (`policies/actions.ts` says the same of `expire_snapshots`).
  */
 import { VACUUM_KIND, VacuumPayloadSchema } from "@lakesmith/shared/maintenance";
 import { defineJobKind, tableScope } from "../jobs/kinds.ts";
@@ -21,10 +24,11 @@ export const vacuumKind = defineJobKind({
         field: "format",
         message: `Table '${table.name}' is a Hive table; vacuum works on Delta and Iceberg tables, whose metadata says which files no snapshot needs (a Hive crunch's old folders are pending deletions already).`,
       };
-    if (table.catalogConnectionId)
+    // A linked Delta table (a Unity EXTERNAL table) commits to its own log, like one registered by URI.
+    if (table.catalogConnectionId && table.format !== "delta")
       return {
         status: 409,
-        message: `Table '${table.name}' is catalog-managed ('${table.catalogFullName}'): catalog-managed tables are vacuumed through their catalog, not supported yet.`,
+        message: `Table '${table.name}' is a catalog-managed ${table.format} table ('${table.catalogFullName}'): its snapshots expire through its catalog, which is not supported yet; a catalog-linked Delta table can be vacuumed.`,
       };
     if (table.format !== "delta" && table.format !== "iceberg")
       return {
