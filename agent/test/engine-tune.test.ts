@@ -179,7 +179,7 @@ describe("reuseSettings", () => {
     expect(reused?.reason).toMatch(/as measured by the crunch committed at version 7/);
   });
 
-  it("measures again when the columns, cluster or enumerated columns or the v2 choice changed", () => {
+  it("measures again when the columns, cluster or enumerated columns, the layout or the v2 choice changed", () => {
     const earlier = { settings: measured, version: 7 };
     expect(
       reuseSettings(earlier, { ...same, columns: [...columns, { name: "x", type: "INTEGER" }] }),
@@ -187,6 +187,9 @@ describe("reuseSettings", () => {
     expect(reuseSettings(earlier, { ...same, clusterColumns: ["country"] })).toBeNull();
     expect(reuseSettings(earlier, { ...same, enumeratedColumns: [] })).toBeNull();
     expect(reuseSettings(earlier, { ...same, allowParquetV2: false })).toBeNull();
+    expect(
+      reuseSettings(earlier, { ...same, layout: { type: "zorder", columns: ["country", "at"] } }),
+    ).toBeNull();
   });
 
   it("measures again when the settings were reused themselves; a sort of a larger bin is reused (it is chunked)", () => {
@@ -279,6 +282,43 @@ describe("tuneSettings", () => {
       /^cluster columns country not applied \(files left unsorted\): sorting measured \d+\.\d+x plain's write CPU time on the sample \(the mean of two trials, scaled to the rows sorted at once\), over the allowance of 0\.00x; /,
     );
     expect(settings.trials.some((t) => t.settings.includes("sorted by country"))).toBe(true);
+  });
+
+  it("applies a Z-order layout the job names even when it measures over the allowance, and says what it cost", async () => {
+    const inputs = await bin(4, 20_000);
+    const settings = await tuneSettings(engine, {
+      inputs,
+      columns,
+      scratchDir: join(dir, "scratch-zorder"),
+      // The cluster columns give way to the job's layout.
+      clusterColumns: ["country"],
+      layout: { type: "zorder", columns: ["country", "at"] },
+      enumeratedColumns: ["country", "status"],
+      sampleRows: 40_000,
+      maxSlowdown: 0,
+      timeBudgetMs: 60_000,
+    });
+    expect(settings).toMatchObject({ sort_columns: ["country", "at"], sort_layout: "zorder" });
+    expect(settings.reason).toMatch(
+      /^layout zorder\(country,at\) applied as asked although sorting measured \d+\.\d+x plain's write CPU time/,
+    );
+    // No other sort competes: every sorted trial is the Z-order, and the levels were tried in it.
+    const sorted = settings.trials.filter((t) => t.settings.includes("sorted by"));
+    expect(sorted.length).toBeGreaterThanOrEqual(1);
+    expect(sorted.every((t) => t.settings.includes("sorted by zorder(country,at)"))).toBe(true);
+    expect(settings.tuned_with?.layout).toEqual({ type: "zorder", columns: ["country", "at"] });
+  });
+
+  it("applies a Z-order layout untried on a crunch too small for trials", async () => {
+    const inputs = await bin(2, 3_000);
+    const small = await tuneSettings(engine, {
+      inputs,
+      columns,
+      scratchDir: join(dir, "scratch-layout-untried"),
+      layout: { type: "zorder", columns: ["status", "amount"] },
+    });
+    expect(small.trials).toEqual([]);
+    expect(small).toMatchObject({ sort_columns: ["status", "amount"], sort_layout: "zorder" });
   });
 
   it("sorts a crunch too small for trials by the cluster columns, untried", async () => {

@@ -165,6 +165,57 @@ export type CrunchKind = (typeof CRUNCH_KINDS)[number];
 /** Default target file size when neither the table nor the trigger sets one. */
 export const DEFAULT_TARGET_FILE_SIZE_MB = 128;
 
+export const LAYOUT_TYPES = ["linear", "zorder"] as const;
+
+/**
+ * How a crunch lays rows out in the files it writes. `linear` sorts by the columns in order (the
+ * first column clusters best, later ones only within its runs); `zorder` sorts by a Z-value, the
+ * interleaved bits of an order-preserving key of each of 2-4 columns, so that each column clusters
+ * about as well as the others and a filter on any one of them (or several) skips files.
+ */
+export const LayoutSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("linear"), columns: z.array(z.string().min(1)).min(1).max(8) }),
+  z.object({
+    type: z.literal("zorder"),
+    columns: z
+      .array(z.string().min(1))
+      .min(2)
+      .max(4)
+      .refine((c) => new Set(c).size === c.length, "Z-order columns must be distinct"),
+  }),
+]);
+export type Layout = z.infer<typeof LayoutSchema>;
+
+/**
+ * The one partition a fanned-out crunch job works on (`control-plane/src/crunch/fan-out.ts`): the
+ * day `value` of the date partition column `column` and, for an hourly job, its `hour`, held in
+ * `hour_column` (a `hour=HH` partition column) or, without it, in the date column's own timestamp
+ * values. The job plans and commits only this partition's files, and locks only it.
+ */
+export const CrunchPartitionRefSchema = z
+  .object({
+    column: z.string().min(1),
+    value: IsoDateSchema,
+    hour: z.number().int().min(0).max(23).optional(),
+    hour_column: z.string().min(1).optional(),
+  })
+  .refine((p) => p.hour_column === undefined || p.hour !== undefined, {
+    message: "hour_column needs an hour",
+    path: ["hour"],
+  });
+export type CrunchPartitionRef = z.infer<typeof CrunchPartitionRefSchema>;
+
+/**
+ * The partition's label in locks, dedupe keys and views: `col=YYYY-MM-DD`, and `/hour=HH` for an
+ * hourly job, whichever column holds the hour.
+ *
+ * @example crunchPartitionLabel({ column: "event_date", value: "2026-01-02", hour: 5 }) // "event_date=2026-01-02/hour=05"
+ */
+export function crunchPartitionLabel(partition: CrunchPartitionRef): string {
+  const day = `${partition.column}=${partition.value}`;
+  return partition.hour === undefined ? day : `${day}/hour=${String(partition.hour).padStart(2, "0")}`;
+}
+
 /**
  * A crunch or optimize job: a manual trigger (`POST /tables/{id}/crunch`) or a schedule's run.
  * `date_range` selects the partitions (or, for an unpartitioned table, the files whose statistics
@@ -181,6 +232,8 @@ export const CrunchPayloadSchema = z.object({
   target_file_size_mb: z.number().int().positive().optional(),
   /** Sort order of the rewrite (crunch only); defaults to the recipe's cluster columns. */
   cluster_columns: z.array(z.string().min(1)).optional(),
+  /** The rewrite's layout (crunch only): wins over `cluster_columns` and the recipe's, and over tuning. */
+  layout: LayoutSchema.optional(),
   recipe: OnboardingRecipeSchema.nullable().optional(),
   /**
    * With a value, a crunch whose table had a commit from another writer within this many minutes
@@ -189,6 +242,8 @@ export const CrunchPayloadSchema = z.object({
   mutation_interval_minutes: z.number().int().positive().nullable().optional(),
   /** Parquet v2 data pages and encodings: only where every reader of the table accepts them. */
   parquet_v2: z.boolean().optional(),
+  /** One partition of a fanned-out crunch: the job plans, commits and locks only it. */
+  partition: CrunchPartitionRefSchema.optional(),
 });
 export type CrunchPayload = z.infer<typeof CrunchPayloadSchema>;
 
@@ -214,6 +269,8 @@ export const CrunchTunedWithSchema = z.object({
   /** The table's data columns and their types, as the rewrite read them (`name TYPE, ...`). */
   columns: z.string(),
   cluster_columns: z.array(z.string()),
+  /** The layout the job asked for, when it asked for one (it decides the sort, not the trials). */
+  layout: LayoutSchema.optional(),
   enumerated_columns: z.array(z.string()),
   parquet_v2: z.boolean(),
   /** The sample's in-memory bytes per row, from which the row-group size is sized to each bin. */
@@ -227,6 +284,8 @@ export const CrunchSettingsSchema = z.object({
   compression_level: z.number().int().nullable(),
   row_group_size: z.number().int().positive(),
   sort_columns: z.array(z.string()),
+  /** `zorder`: rows are sorted by the Z-value of `sort_columns`; absent or `linear`: by the columns in order. */
+  sort_layout: z.enum(LAYOUT_TYPES).optional(),
   parquet_version: z.enum(["v1", "v2"]),
   /** False: values are written plainly, without dictionaries (smaller for some high-cardinality data). */
   dictionary_encoding: z.boolean().optional(),

@@ -13,8 +13,8 @@
  *    one uploading), so disk and memory are bounded by the bin, not the table.
  * 4. Commit once (`commit.ts`), with the job id and result in the commit; a conflicting writer
  *    drops only the bins it touched.
- * 5. Metrics (`metrics.ts`): figures, DRR, settings, notes (no file in the range; cluster columns
- *    not applied, and why) and time per phase.
+ * 5. Metrics (`metrics.ts`): figures, DRR, settings (with the sort: linear or Z-order), notes (no
+ *    file in the range; cluster columns or layout not applied, and why) and time per phase.
  *
  * Nothing is deleted: replaced files stay until vacuum. Files uploaded by an attempt that never
  * committed (a killed agent) are unreferenced, and vacuum's orphan pass reclaims them.
@@ -35,7 +35,7 @@ import { type BinOutput, type Pass, Phases, rangeNotes, summarize } from "./metr
 import { choosePass } from "./pass.ts";
 import { type CrunchPlan, planCrunch } from "./plan.ts";
 import { rewriteBin } from "./rewrite.ts";
-import { clusterNote, type Measure, OPTIMIZE_SETTINGS, reuseEarlier } from "./settings.ts";
+import { clusterNote, layoutNotApplied, type Measure, OPTIMIZE_SETTINGS, reuseEarlier } from "./settings.ts";
 import { uploadBin } from "./upload.ts";
 import { refuseUndeclaredColumns, validateBin } from "./validate.ts";
 
@@ -98,6 +98,7 @@ export async function runCrunch(
     // 2. Plan.
     const pass = choosePass(kind, table, payload, clock);
     const cluster = clusterColumns(pass, table, payload);
+    const layout = pass.kind === "crunch" ? payload.layout : undefined;
     const targetBytes = (payload.target_file_size_mb ?? DEFAULT_TARGET_FILE_SIZE_MB) * MB;
     const dateColumn = payload.backfill_col ?? payload.recipe?.date_filter_column ?? null;
     const plan = planCrunch(table.files, {
@@ -110,14 +111,10 @@ export async function runCrunch(
     });
     const notes = rangeNotes(payload, dateColumn, plan.selectedFiles, table.files.length);
     if (pass.kind === "optimize") {
+      const why = `the job ran as optimize (${pass.reason ?? "asked for"}), which never re-sorts`;
       const asked = payload.cluster_columns ?? payload.recipe?.cluster_columns ?? [];
-      if (asked.length > 0)
-        notes.push(
-          clusterNotApplied(
-            asked,
-            `the job ran as optimize (${pass.reason ?? "asked for"}), which never re-sorts`,
-          ),
-        );
+      if (payload.layout) notes.push(layoutNotApplied(payload.layout, why));
+      else if (asked.length > 0) notes.push(clusterNotApplied(asked, why));
     }
 
     // 3. Rewrite, validate and upload, bin by bin.
@@ -133,7 +130,8 @@ export async function runCrunch(
       notes,
       measure: {
         columns: table.columns,
-        clusterColumns: cluster,
+        clusterColumns: layout ? [] : cluster,
+        ...(layout ? { layout } : {}),
         enumeratedColumns: (payload.recipe?.enumerated_columns ?? []).filter((c) =>
           table.columns.some((col) => col.name === c),
         ),
@@ -177,15 +175,19 @@ export async function runCrunch(
   }
 }
 
-/** The cluster columns the pass sorts by: the job's, else the recipe's; none for optimize. */
+/**
+ * The columns the pass sorts by: the job's layout's, else its cluster columns, else the recipe's;
+ * none for optimize. A name the table lacks fails the job for good, naming it.
+ */
 function clusterColumns(pass: Pass, table: Table, payload: CrunchPayload): string[] {
   if (pass.kind !== "crunch") return [];
-  const cluster = payload.cluster_columns ?? payload.recipe?.cluster_columns ?? [];
+  const cluster = payload.layout?.columns ?? payload.cluster_columns ?? payload.recipe?.cluster_columns ?? [];
   const names = new Set(table.columns.map((c) => c.name));
   const unknown = cluster.filter((c) => !names.has(c));
+  const what = payload.layout ? `${payload.layout.type} layout column` : "cluster column";
   if (unknown.length)
     throw new JobError(
-      `cluster column${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} not in the table's data columns`,
+      `${what}${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} not in the table's data columns`,
       { retryable: false },
     );
   return cluster;

@@ -4,8 +4,14 @@
  * (`reuseSettings`), or fixed for an optimize pass. Also how they are named on the files written
  * with them (`settingsTag`) and what a reader is told when the cluster columns were not applied.
  */
-import type { CrunchSettings } from "@lakesmith/shared/jobs";
-import { clusterNotApplied, type Engine, reuseSettings } from "../engine/index.ts";
+import type { CrunchSettings, Layout } from "@lakesmith/shared/jobs";
+import {
+  clusterNotApplied,
+  describeSort,
+  type Engine,
+  reuseSettings,
+  sortSettingsOf,
+} from "../engine/index.ts";
 import type { Table, TableFile } from "../formats/index.ts";
 import { sum } from "../numbers.ts";
 
@@ -48,12 +54,15 @@ export async function reuseEarlier(
   );
 }
 
-/** The settings as the short tag files written with them carry (`zstd:3;rg=122880;sort=none;v1`). */
+/**
+ * The settings as the short tag files written with them carry (`zstd:3;rg=122880;sort=none;v1`; a
+ * Z-order reads `sort=zorder(a,b)`).
+ */
 export function settingsTag(s: CrunchSettings): string {
   return [
     `${s.compression}${s.compression_level === null ? "" : `:${s.compression_level}`}`,
     `rg=${s.row_group_size}`,
-    `sort=${s.sort_columns.join(",") || "none"}`,
+    `sort=${describeSort(s)}`,
     ...(s.dictionary_encoding === false
       ? ["plain-encoding"]
       : s.dictionary_size_limit !== undefined
@@ -61,6 +70,11 @@ export function settingsTag(s: CrunchSettings): string {
         : []),
     s.parquet_version,
   ].join(";");
+}
+
+/** What a reader is told when the job's layout was not applied (an optimize pass never sorts). */
+export function layoutNotApplied(layout: Layout, why: string): string {
+  return `layout ${describeSort(sortSettingsOf(layout))} not applied (files left unsorted): ${why}`;
 }
 
 /** Why the chosen settings do not sort by the cluster columns, when they don't; null when they do. */

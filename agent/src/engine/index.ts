@@ -4,6 +4,7 @@
  */
 export * from "./checksum.ts";
 export * from "./duckdb.ts";
+export * from "./layout.ts";
 export * from "./profile.ts";
 export * from "./rewrite.ts";
 export * from "./row-bytes.ts";

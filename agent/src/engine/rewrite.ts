@@ -4,7 +4,7 @@
  *
  * Algorithm, in two passes over the data:
  * 1. One `COPY` reads the inputs as the table's columns (`readAsColumns`), sorts when the settings ask
- *    for it, and writes Parquet with the chosen codec, level, row-group size and page version into a
+ *    for it (linear or Z-order, layout.ts), and writes Parquet with the chosen codec, level, row-group size and page version into a
  *    private folder, starting a new file once one passes `targetFileBytes` (DuckDB's
  *    `FILE_SIZE_BYTES`, checked between row groups, so a file overshoots by at most one row group).
  *    A sorted write is one file: DuckDB does not keep the order across (or within) rotated files.
@@ -28,7 +28,8 @@ import {
   readAsColumns,
   type TableColumn,
 } from "./checksum.ts";
-import { type Engine, sqlIdent, sqlString } from "./duckdb.ts";
+import { type Engine, sqlString } from "./duckdb.ts";
+import { sortedSelect } from "./layout.ts";
 import { type CopyStatsRow, type DeltaStats, statLeaves, statsFromCopy } from "./stats.ts";
 
 export interface WrittenFile {
@@ -53,6 +54,7 @@ export type CrunchWriteSettings = Pick<
   | "compression_level"
   | "row_group_size"
   | "sort_columns"
+  | "sort_layout"
   | "parquet_version"
   | "dictionary_encoding"
   | "dictionary_size_limit"
@@ -100,11 +102,6 @@ export function parquetOptions(settings: CrunchWriteSettings): string {
   return parts.join(", ");
 }
 
-/** `ORDER BY` for the settings' sort columns, or nothing. */
-export function orderBy(sortColumns: readonly string[]): string {
-  return sortColumns.length > 0 ? ` order by ${sortColumns.map(sqlIdent).join(", ")}` : "";
-}
-
 /** Runs `body` with `preserve_insertion_order` set as asked, restoring the engine's setting after. */
 export async function withInsertionOrder<T>(
   engine: Engine,
@@ -141,7 +138,7 @@ export async function rewriteFiles(engine: Engine, options: RewriteOptions): Pro
         `file_size_bytes ${Math.max(1, Math.floor(options.targetFileBytes))}, filename_pattern 'f{i}', return_stats true)`;
     const copy = () =>
       withInsertionOrder(engine, sorted, () =>
-        engine.query<CopyStatsRow>(`copy (${select}${orderBy(settings.sort_columns)}) to ${target}`),
+        engine.query<CopyStatsRow>(`copy (${sortedSelect(select, settings)}) to ${target}`),
       );
     // A sort takes memory up to DuckDB's limit before it spills, and the process's resident memory
     // then passes the limit (an 8M-row sort under 768 MB peaked at 1,070 MB): it runs under a

@@ -31,6 +31,9 @@
  * low-cardinality columns, fewest distinct values first. Cluster columns (asked for, or the recipe's)
  * are applied: one trial sorted by them, and the choice is made among trials sorted that way, unless
  * that sort measures over the allowance; the reason then starts by saying so (`clusterNotApplied`).
+ * A layout the job names (linear or Z-order, layout.ts) is applied like cluster columns but never
+ * refused: trials choose the encoding and level among writes in that layout, and the reason says
+ * when it measured over the allowance.
  *
  * The row-group size is not a trial (a sample holds about one row group): it is the bin's rows spread
  * over the engine's threads, so every thread writes one large row group in parallel, capped so that a
@@ -44,10 +47,11 @@
  */
 import { mkdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import type { CrunchSettings, CrunchTunedWith } from "@lakesmith/shared/jobs";
+import type { CrunchSettings, CrunchTunedWith, Layout } from "@lakesmith/shared/jobs";
 import { checksumAggregates, readAsColumns, type TableColumn } from "./checksum.ts";
 import { type Engine, sqlIdent, sqlList, sqlString } from "./duckdb.ts";
-import { type CrunchWriteSettings, orderBy, parquetOptions, withInsertionOrder } from "./rewrite.ts";
+import { describeSort, type SortSettings, sameSort, sortedSelect, sortSettingsOf } from "./layout.ts";
+import { type CrunchWriteSettings, parquetOptions, withInsertionOrder } from "./rewrite.ts";
 import { estimateRowBytes } from "./row-bytes.ts";
 
 export interface TuneOptions {
@@ -57,6 +61,11 @@ export interface TuneOptions {
   scratchDir: string;
   /** The table's cluster columns: candidate sort keys. */
   clusterColumns?: readonly string[];
+  /**
+   * The layout the job asked for (linear or Z-order): applied whatever its measured cost, in place
+   * of the cluster columns; the trials then choose only the encoding and level among writes in it.
+   */
+  layout?: Layout;
   /** Low-cardinality columns (profile.ts `pickEnumeratedColumns`): tried as a leading sort key. */
   enumeratedColumns?: readonly string[];
   /** Whether every reader of the table accepts Parquet v2 pages. */
@@ -127,7 +136,12 @@ export function describeSettings(s: CrunchWriteSettings): string {
       : s.dictionary_size_limit !== undefined
         ? `, dictionaries up to ${s.dictionary_size_limit}`
         : "";
-  const sort = s.sort_columns.length > 0 ? `, sorted by ${s.sort_columns.join(", ")}` : "";
+  const sort =
+    s.sort_columns.length === 0
+      ? ""
+      : s.sort_layout === "zorder"
+        ? `, sorted by ${describeSort(s)}`
+        : `, sorted by ${s.sort_columns.join(", ")}`;
   return `${s.compression}${level}, ${s.row_group_size}-row groups${plainEncoding}${sort}, parquet ${s.parquet_version}`;
 }
 
@@ -252,10 +266,11 @@ export async function tuneSettings(
   const share = options.tuneShare ?? TUNE_SHARE;
   const trialsFit = options.sampleRows !== undefined || passes * plan.bytes <= share * crunchBytes;
   const cost = { passes, share, sampleBytes: plan.bytes, crunchBytes, started };
-  const clusterOf = (e: Engine) => ({
-    columns: options.clusterColumns ?? [],
-    memoryLimitMb: e.memoryLimitMb,
-  });
+  const layout = options.layout ?? null;
+  const cluster = layout?.columns ?? options.clusterColumns ?? [];
+  // The order sorted trials are written in: the job's layout, else the cluster columns in order.
+  const clusterSort: SortSettings = layout ? sortSettingsOf(layout) : { sort_columns: [...cluster] };
+  const clusterOf = (e: Engine) => ({ sort: clusterSort, memoryLimitMb: e.memoryLimitMb });
   if (!trialsFit) {
     // Sizing row groups needs only the bytes a row takes: estimated from the column types where
     // they are flat, measured on the fewest sample rows where a column is nested.
@@ -320,26 +335,31 @@ export async function tuneSettings(
     // chunks (`sortChunkRows`).
     const sortRows = Math.min(sample.binRows, sortChunkRows(engine.memoryLimitMb, sample.bytesPerRow));
     const sortScale = Math.log(Math.max(2, sortRows)) / Math.log(Math.max(2, sample.rows));
-    const cluster = options.clusterColumns ?? [];
     // Cluster columns (asked for, or the recipe's) are applied unless measured too costly: one trial
     // sorted by them, and the choice is then made among trials sorted that way. Without them, sort
     // keys of the sample's low-cardinality columns compete like any candidate.
     let clusterRefusal: string | null = null;
+    let layoutCost: string | null = null;
     let clustered: Trial | null = null;
     if (cluster.length > 0) {
       // Whether every bin is sorted is the costliest choice the tuner makes (sorting wrote the full
       // bins of the benchmark at 2.5x plain's CPU): the sort is timed twice, and the mean decides,
       // so that neither one lucky nor one unlucky measurement does.
-      const sorted: CrunchWriteSettings = { ...encoded, sort_columns: [...cluster] };
+      const sorted: CrunchWriteSettings = { ...encoded, ...clusterSort };
       const first = await trialWrite(engine, sorted, join(dir, `tune-${trials.length}.parquet`));
       const second = await trialWrite(engine, sorted, join(dir, `tune-${trials.length}.parquet`));
       const trial: Trial = { ...first, ms: ((first.ms + second.ms) / 2) * sortScale };
       trials.push(trial);
-      if (trial.ms <= plain.ms * allowance) clustered = trial;
-      else
-        clusterRefusal =
-          `sorting measured ${(trial.ms / Math.max(1, plain.ms)).toFixed(2)}x plain's write CPU time on the sample ` +
-          `(the mean of two trials, scaled to the rows sorted at once), over the allowance of ${allowance.toFixed(2)}x`;
+      const over =
+        trial.ms <= plain.ms * allowance
+          ? null
+          : `sorting measured ${(trial.ms / Math.max(1, plain.ms)).toFixed(2)}x plain's write CPU time on the sample ` +
+            `(the mean of two trials, scaled to the rows sorted at once), over the allowance of ${allowance.toFixed(2)}x`;
+      // A layout the job names is its choice to make: applied, and the reason says what it costs.
+      if (!over || layout) clustered = trial;
+      if (over && layout)
+        layoutCost = `layout ${describeSort(clusterSort)} applied as asked although ${over}`;
+      else clusterRefusal = over;
     }
     // The distinct counts that pick sort keys are taken only when a sort can still be tried.
     const keys =
@@ -360,7 +380,7 @@ export async function tuneSettings(
       if (!clustered) return best();
       const first = clustered;
       return trials
-        .filter((t) => sameColumns(t.settings.sort_columns, cluster))
+        .filter((t) => sameSort(t.settings, clusterSort))
         .reduce((b, t) => (t.bytes < b.bytes && t.ms <= plain.ms * allowance ? t : b), first);
     };
     for (const level of [1, 9]) {
@@ -382,7 +402,11 @@ export async function tuneSettings(
       `${rowGroups}-row groups: ~${sample.binRows} rows over ${sample.threads} threads, ` +
       `${Math.round(sample.bytesPerRow)} bytes a row in memory` +
       (clustered && sortRows < sample.binRows ? `; sorted in chunks of up to ${sortRows} rows` : "");
-    const refused = clusterRefusal ? `${clusterNotApplied(cluster, clusterRefusal)}; ` : "";
+    const refused = clusterRefusal
+      ? `${clusterNotApplied(cluster, clusterRefusal)}; `
+      : layoutCost
+        ? `${layoutCost}; `
+        : "";
     return {
       ...chosen,
       tuned_with: tunedWith(options, sample.bytesPerRow),
@@ -400,11 +424,6 @@ export async function tuneSettings(
   } finally {
     await engine.run("drop table if exists crunch_tune_sample");
   }
-}
-
-/** Whether two column lists are the same, in the same order. */
-function sameColumns(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 function mb(bytes: number): string {
@@ -426,14 +445,14 @@ function untried(
   cost: { passes: number; share: number; sampleBytes: number; crunchBytes: number; started: number },
   /** How the bytes a row takes were found. */
   how: string,
-  /** The cluster columns: applied untried (a small crunch's sort costs little). */
-  cluster: { columns: readonly string[]; memoryLimitMb: number },
+  /** The cluster columns' (or the job's layout's) order: applied untried (a small crunch's sort costs little). */
+  cluster: { sort: SortSettings; memoryLimitMb: number },
 ): CrunchSettings & CrunchWriteSettings {
   const rowGroups = rowGroupSize(sample.binRows, sample.bytesPerRow, sample.threads, cluster.memoryLimitMb);
   const settings: CrunchWriteSettings = {
     ...PLAIN_SETTINGS,
     row_group_size: rowGroups,
-    sort_columns: [...cluster.columns],
+    ...cluster.sort,
   };
   return {
     ...settings,
@@ -459,12 +478,16 @@ function encodingOf(settings: CrunchWriteSettings, base: CrunchWriteSettings): C
 
 /** What a tuning measured for, recorded with its choice so a later crunch can tell whether it still holds. */
 function tunedWith(
-  options: Pick<TuneOptions, "columns" | "clusterColumns" | "enumeratedColumns" | "allowParquetV2">,
+  options: Pick<
+    TuneOptions,
+    "columns" | "clusterColumns" | "layout" | "enumeratedColumns" | "allowParquetV2"
+  >,
   bytesPerRow: number,
 ): CrunchTunedWith {
   return {
     columns: options.columns.map((c) => `${c.name} ${c.type}`).join(", "),
     cluster_columns: [...(options.clusterColumns ?? [])],
+    ...(options.layout ? { layout: options.layout } : {}),
     enumerated_columns: [...(options.enumeratedColumns ?? [])],
     parquet_v2: options.allowParquetV2 ?? false,
     bytes_per_row: Math.round(bytesPerRow),
@@ -473,14 +496,17 @@ function tunedWith(
 
 /**
  * An earlier crunch's measured settings, for a crunch of the same table, or null where they must be
- * measured again: the table's columns, its cluster or enumerated columns or its v2 choice changed
+ * measured again: the table's columns, its cluster or enumerated columns, layout or v2 choice changed
  * since (a sort of a bin larger than memory allows is chunked, so the bin's size does not matter). The row-group
  * size is sized anew, to this bin's rows and the engine's threads, with the bytes per row measured
  * then. `earlier` must itself have been measured (not reused).
  */
 export function reuseSettings(
   earlier: { settings: CrunchSettings; version: number },
-  options: Pick<TuneOptions, "columns" | "clusterColumns" | "enumeratedColumns" | "allowParquetV2"> & {
+  options: Pick<
+    TuneOptions,
+    "columns" | "clusterColumns" | "layout" | "enumeratedColumns" | "allowParquetV2"
+  > & {
     /** The bin's rows (from the log's statistics). */
     binRows: number;
     threads: number;
@@ -495,6 +521,7 @@ export function reuseSettings(
   if (
     now.columns !== was.columns ||
     !same(now.cluster_columns, was.cluster_columns) ||
+    JSON.stringify(now.layout ?? null) !== JSON.stringify(was.layout ?? null) ||
     !same(now.enumerated_columns, was.enumerated_columns) ||
     now.parquet_v2 !== was.parquet_v2
   )
@@ -505,7 +532,7 @@ export function reuseSettings(
     ...settings,
     reason:
       `${describeSettings(settings)}: as measured by the crunch committed at version ${earlier.version} ` +
-      `for the same columns, cluster and enumerated columns and v2 choice; ${rowGroups}-row groups: ` +
+      `for the same columns, cluster and enumerated columns, layout and v2 choice; ${rowGroups}-row groups: ` +
       `~${options.binRows} rows over ${options.threads} threads. Measured then: ${earlier.settings.reason}`,
     trials: [],
     reused_from_version: earlier.version,
@@ -622,7 +649,7 @@ async function trialWrite(
   const t0 = cpuMs();
   await withInsertionOrder(engine, preserveOrder, () =>
     engine.run(
-      `copy (select * from crunch_tune_sample${orderBy(settings.sort_columns)}) to ${sqlString(path)} (${parquetOptions(settings)})`,
+      `copy (${sortedSelect("select * from crunch_tune_sample", settings)}) to ${sqlString(path)} (${parquetOptions(settings)})`,
     ),
   );
   const ms = cpuMs() - t0;
