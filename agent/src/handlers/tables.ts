@@ -1,8 +1,9 @@
 /**
- * Job kinds that work on tables: `onboarding` (inspection), `crunch` and `optimize`, and the
- * deleting jobs `vacuum`, `partition_expiration`, `recover` and `hard_delete` (`maintenance/`). Each
- * opens the table's store from its URI with the agent's store settings; the allow list has checked
- * the URI before a handler runs.
+ * Job kinds that work on tables: `onboarding` (inspection), `crunch` and `optimize`,
+ * `opportunity_scan` (what a crunch would gain, measured; `opportunities/`), and the deleting jobs
+ * `vacuum`, `partition_expiration`, `recover` and `hard_delete` (`maintenance/`). Each opens the
+ * table's store from its URI with the agent's store settings; the allow list has checked the URI
+ * before a handler runs.
  */
 import { CrunchPayloadSchema, OnboardingPayloadSchema } from "@lakesmith/shared/jobs";
 import {
@@ -15,6 +16,7 @@ import {
   VACUUM_KIND,
   VacuumPayloadSchema,
 } from "@lakesmith/shared/maintenance";
+import { OPPORTUNITY_SCAN_KIND, OpportunityScanPayloadSchema } from "@lakesmith/shared/opportunities";
 import type { z } from "zod";
 import type { AgentConfig } from "../config.ts";
 import { runCrunch } from "../crunch/run.ts";
@@ -23,6 +25,7 @@ import { runPartitionExpiration } from "../maintenance/expire.ts";
 import { runHardDelete } from "../maintenance/hard-delete.ts";
 import { runRecover } from "../maintenance/recover.ts";
 import { runVacuum } from "../maintenance/vacuum.ts";
+import { runOpportunityScan } from "../opportunities/run.ts";
 import { defineHandler, type JobContext, type JobHandler } from "../registry.ts";
 import { type ObjectStore, type StoreOptions, storeFor } from "../store/index.ts";
 
@@ -109,6 +112,7 @@ export function tableHandlers(config: TableHandlerConfig): JobHandler[] {
     onTable("onboarding", OnboardingPayloadSchema, runInspection),
     onTable("crunch", CrunchPayloadSchema, (ctx, table) => runCrunch("crunch", ctx, table)),
     onTable("optimize", CrunchPayloadSchema, (ctx, table) => runCrunch("optimize", ctx, table)),
+    onTable(OPPORTUNITY_SCAN_KIND, OpportunityScanPayloadSchema, runOpportunityScan),
     onTable(VACUUM_KIND, VacuumPayloadSchema, runVacuum),
     onTable(PARTITION_EXPIRATION_KIND, PartitionExpirationPayloadSchema, runPartitionExpiration),
     onTable(RECOVER_KIND, RecoverPayloadSchema, runRecover),
