@@ -30,6 +30,7 @@ import { objectMaintenanceRoutes } from "./object-maintenance/routes.ts";
 import { onboardingRoutes } from "./onboarding/routes.ts";
 import { partitionExpirationRoutes } from "./partition-expiration/routes.ts";
 import { pendingDeletionRoutes } from "./pending-deletions/routes.ts";
+import { savingsRoutes } from "./savings/routes.ts";
 import { scheduleRoutes } from "./schedules/routes.ts";
 import { type AppDeps, createServices, type Services } from "./services.ts";
 import { slotRoutes } from "./slots/routes.ts";
@@ -98,6 +99,7 @@ export function buildApp(services: Services, options: AppOptions = {}) {
   app.route("/", discoveryRoutes);
   app.route("/", prefixRunRoutes);
   app.route("/", notificationRoutes);
+  app.route("/", savingsRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
@@ -137,7 +139,7 @@ settings and feature flags, and read these docs.
 
 **API key scopes.** \`<resource>:read\` and \`<resource>:write\` for each resource group (tables, schedules,
 crunch, vacuum, deletions, catalogs, connections, policies, optimus, object-maintenance, users, config,
-agents), plus \`admin\`, which grants everything. \`:write\` includes \`:read\`. Each operation states what it needs.
+agents, savings, metrics), plus \`admin\`, which grants everything. \`:write\` includes \`:read\`. Each operation states what it needs.
 
 **Errors.** Every error is \`application/problem+json\` with \`type\`, \`title\`, \`status\`, \`detail\`, and
 \`errors: [{path, message}]\` for validation. 400 malformed JSON, 401 missing or bad credential, 403 role or

@@ -36,6 +36,7 @@ import { OnboardingService } from "./onboarding/service.ts";
 import { PartitionExpirationService } from "./partition-expiration/service.ts";
 import { HardDeleteService } from "./pending-deletions/hard-delete.ts";
 import { PendingDeletionService } from "./pending-deletions/service.ts";
+import { SavingsService } from "./savings/service.ts";
 import { LinkedJobRelease } from "./scheduler/linked.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
 import { ScheduleService } from "./schedules/service.ts";
@@ -124,6 +125,8 @@ export interface Services {
   scheduler: Scheduler;
   /** The notification outbox and the reports; its `tick` runs beside the scheduler's. */
   notifications: NotificationService;
+  /** Savings and daily metrics per table, per catalog and in total. */
+  savings: SavingsService;
   hub: Hub;
   agentGateway: AgentGateway | undefined;
   docsAssets: DocsAssets | undefined;
@@ -200,6 +203,7 @@ export function createServices(deps: AppDeps): Services {
       conversions: new ConversionSchedule(deps.db, prefixRuns),
     }),
     notifications: new NotificationService(deps.db, clock, config, deps.notifications ?? {}),
+    savings: new SavingsService(deps.db, clock, config),
     hub,
     agentGateway: undefined,
     docsAssets: deps.docsAssets,

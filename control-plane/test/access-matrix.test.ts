@@ -56,6 +56,8 @@ const RESOURCE_GROUPS: [RegExp, string][] = [
   [/^\/api\/v1\/catalog-connections(\/|$)/, "connections"],
   [/^\/api\/v1\/catalogs(\/|$)/, "catalogs"],
   [/^\/api\/v1\/object-maintenance\//, "object-maintenance"],
+  [/^\/api\/v1\/savings(\/|$)/, "savings"],
+  [/^\/api\/v1\/metrics(\/|$)/, "metrics"],
   [/^\/api\/v1\/(tables|onboarding)(\/|$)/, "tables"],
   [/^\/api\/v1\/api-keys(\/|$)/, "admin"],
   [/^\/api\/v1\/crunch(\/|$)/, "crunch"],

@@ -9,7 +9,7 @@ import { newRouter } from "../http/router.ts";
 
 const ScopeSchema = z.enum(ALL_SCOPES as [Scope, ...Scope[]]).openapi({
   description:
-    "`<resource>:read` or `<resource>:write` for tables, schedules, crunch, vacuum, deletions, catalogs, connections, policies, optimus, object-maintenance, users, config, agents; or `admin` for everything. `:write` includes `:read`.",
+    "`<resource>:read` or `<resource>:write` for tables, schedules, crunch, vacuum, deletions, catalogs, connections, policies, optimus, object-maintenance, users, config, agents, savings, metrics (read-only: their `:write` grants nothing more); or `admin` for everything. `:write` includes `:read`.",
 });
 
 const ApiKeySchema = z

@@ -21,6 +21,8 @@ export const RESOURCE_GROUPS = [
   "users",
   "config",
   "agents",
+  "savings",
+  "metrics",
 ] as const;
 export type ResourceGroup = (typeof RESOURCE_GROUPS)[number];
 export type Scope = `${ResourceGroup}:${"read" | "write"}` | "admin";

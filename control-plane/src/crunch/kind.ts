@@ -9,6 +9,7 @@ import { type CrunchKind, CrunchPayloadSchema } from "@lakesmith/shared/jobs";
 import { CATALOG_REF_SECRETS, catalogRefEndpoints } from "../catalog-connections/ref-needs.ts";
 import { defineJobKind, tableScope } from "../jobs/kinds.ts";
 import { recordSupersededFiles } from "../pending-deletions/record.ts";
+import { countRewrite } from "../savings/rollup.ts";
 
 /** The exclusivity group of the jobs that rewrite a table. */
 export const REWRITE_GROUP = "rewrite";
@@ -25,8 +26,12 @@ const crunchLike = (kind: CrunchKind) =>
       grain: "table",
       scopes: (payload) => [tableScope(payload.table_id)],
     },
-    // A Hive crunch's old folders become pending deletions in the batch that ends the job.
-    finish: recordSupersededFiles,
+    // In the batch that ends the job: a Hive crunch's old folders become pending deletions, and a
+    // committed rewrite's bytes and files are added to the savings rollup.
+    finish: (ctx, job, end, ended) => [
+      ...recordSupersededFiles(ctx, job, end, ended),
+      ...countRewrite(ctx, job, end, ended),
+    ],
     retry: { maxAttempts: 3 },
   });
 

@@ -1065,3 +1065,43 @@ export const policyCatalogs = sqliteTable(
   (t) => [primaryKey({ columns: [t.connectionId, t.catalog] })],
 );
 export type PolicyCatalog = typeof policyCatalogs.$inferSelect;
+
+/**
+ * Savings and metrics, rolled up per table per UTC day (`savings/rollup.ts`), so a read sums a few
+ * rows instead of every job's JSON result. The statements that end a succeeded crunch or optimize,
+ * a committed partition expiration or a hard delete add that job's figures to its table's row of
+ * the day it finished and to the all-tables row (`table_id` = `*`) of that day, in the same batch.
+ * Counters only: a row is never rewritten otherwise, and it outlives its table (like jobs).
+ */
+export const savingsDaily = sqliteTable(
+  "savings_daily",
+  {
+    /** The Lakesmith table's id, or `*` for the sum over every table. */
+    tableId: text("table_id").notNull(),
+    /** The UTC day the jobs finished, `YYYY-MM-DD`. */
+    day: text("day").notNull(),
+    /** Committed rewrites (crunch and optimize jobs). */
+    rewrites: integer("rewrites").notNull().default(0),
+    /** Bytes of the files the rewrites replaced, and of the files that replaced them. */
+    bytesBefore: integer("bytes_before").notNull().default(0),
+    bytesAfter: integer("bytes_after").notNull().default(0),
+    filesBefore: integer("files_before").notNull().default(0),
+    filesAfter: integer("files_after").notNull().default(0),
+    partitionsCrunched: integer("partitions_crunched").notNull().default(0),
+    /** Partitions removed from the table by committed partition expirations. */
+    partitionsDeleted: integer("partitions_deleted").notNull().default(0),
+    /** Files (and their bytes) that hard deletes removed from storage. */
+    filesDeleted: integer("files_deleted").notNull().default(0),
+    bytesDeleted: integer("bytes_deleted").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.tableId, t.day] })],
+);
+export type SavingsDay = typeof savingsDaily.$inferSelect;
+
+/**
+ * The jobs whose figures `savings_daily` holds: the guard that makes a finish hook's rollup count
+ * a job once, however often its statements run.
+ */
+export const savingsCounted = sqliteTable("savings_counted", {
+  jobId: text("job_id").primaryKey(),
+});

@@ -2,10 +2,8 @@
  * The figures of a report period, read from the database as it stands:
  *
  * - crunched: crunch and optimize jobs that succeeded in the period, the tables they rewrote, and
- *   the bytes before and after from each job's result (`CrunchResult`); DRR is
- *   `100 * (1 - after / before)` over all of them, the per-job definition applied to the sums;
- * - dollars: bytes saved (GB of 2^30 bytes) x `storage_cost_usd_per_gb_month` x
- *   (1 - `cloud_discount_percent` / 100) per month, and that times `projection_period_months` when set;
+ *   the bytes before and after from each job's result (`CrunchResult`); bytes saved, DRR and
+ *   dollars are the savings formulas (`savings/formulas.ts`) applied to the sums;
  * - deletions: files pending deletion now (PENDING_DELETE), and files deleted in the period;
  * - failures: jobs that failed for good in the period, the latest ten named.
  * Bounds: five aggregate queries on indexed columns; the period is a half-open [from, to).
@@ -14,8 +12,8 @@ import { and, count, desc, eq, gte, inArray, lt, sql } from "drizzle-orm";
 import type { Config } from "../config/definitions.ts";
 import type { Db } from "../db/index.ts";
 import { jobs, lakeTables, pendingDeletions } from "../db/schema.ts";
+import { bytesSaved, type Dollars, dollarsSaved, drrPercent } from "../savings/formulas.ts";
 
-export const GB = 2 ** 30;
 const CRUNCH_KINDS = ["crunch", "optimize"];
 
 export interface ReportFigures {
@@ -32,28 +30,9 @@ export interface ReportFigures {
     /** The tables that saved most, at most five. */
     top: { name: string; bytesSaved: number }[];
   };
-  dollars: {
-    /** Storage cost after the discount, USD per GB-month. */
-    effectiveRate: number;
-    perMonth: number;
-    projectionMonths: number | null;
-    projected: number | null;
-  };
+  dollars: Dollars;
   deletions: { pendingFiles: number; pendingBytes: number; deletedFiles: number; deletedBytes: number };
   failures: { count: number; latest: { jobId: string; kind: string; error: string | null; at: Date }[] };
-}
-
-/** Monthly dollars saved for `bytesSaved`, and the projection, as the settings say. */
-export function dollarsSaved(bytesSaved: number, values: Config): ReportFigures["dollars"] {
-  const effectiveRate = values.storage_cost_usd_per_gb_month * (1 - values.cloud_discount_percent / 100);
-  const perMonth = (bytesSaved / GB) * effectiveRate;
-  const months = values.projection_period_months;
-  return {
-    effectiveRate,
-    perMonth,
-    projectionMonths: months,
-    projected: months === null ? null : perMonth * months,
-  };
 }
 
 export async function reportFigures(db: Db, values: Config, from: Date, to: Date): Promise<ReportFigures> {
@@ -104,7 +83,7 @@ export async function reportFigures(db: Db, values: Config, from: Date, to: Date
   ]);
   const bytesBefore = Number(totals?.before ?? 0);
   const bytesAfter = Number(totals?.after ?? 0);
-  const bytesSaved = Math.max(0, bytesBefore - bytesAfter);
+  const saved = bytesSaved(bytesBefore, bytesAfter);
   return {
     from,
     to,
@@ -113,11 +92,11 @@ export async function reportFigures(db: Db, values: Config, from: Date, to: Date
       tables: Number(totals?.tables ?? 0),
       bytesBefore,
       bytesAfter,
-      bytesSaved,
-      drrPercent: bytesBefore > 0 ? 100 * (1 - bytesAfter / bytesBefore) : null,
+      bytesSaved: saved,
+      drrPercent: drrPercent(bytesBefore, bytesAfter),
       top: top.map((t) => ({ name: String(t.name ?? "?"), bytesSaved: Number(t.saved) })),
     },
-    dollars: dollarsSaved(bytesSaved, values),
+    dollars: dollarsSaved(saved, values),
     deletions: {
       pendingFiles: pending?.files ?? 0,
       pendingBytes: Number(pending?.bytes ?? 0),

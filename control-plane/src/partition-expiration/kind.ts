@@ -8,6 +8,7 @@
 import { PARTITION_EXPIRATION_KIND, PartitionExpirationPayloadSchema } from "@lakesmith/shared/maintenance";
 import { defineJobKind, tableScope } from "../jobs/kinds.ts";
 import { recordExpiredFiles } from "../pending-deletions/record.ts";
+import { countExpiredPartitions } from "../savings/rollup.ts";
 
 export const partitionExpirationKind = defineJobKind({
   kind: PARTITION_EXPIRATION_KIND,
@@ -27,6 +28,10 @@ export const partitionExpirationKind = defineJobKind({
           field: "format",
           message: `Table '${table.name}' is ${table.format === "iceberg" ? "an Iceberg" : "a Hive"} table; partition expiration works on Delta tables only (it commits removes to the Delta log).`,
         },
-  finish: recordExpiredFiles,
+  // The expired files become pending deletions, and the partitions count in the savings rollup.
+  finish: (ctx, job, end, ended) => [
+    ...recordExpiredFiles(ctx, job, end, ended),
+    ...countExpiredPartitions(ctx, job, end, ended),
+  ],
   retry: { maxAttempts: 3 },
 });

@@ -12,6 +12,7 @@ import {
 } from "@lakesmith/shared/maintenance";
 import { CATALOG_REF_SECRETS, catalogRefEndpoints } from "../catalog-connections/ref-needs.ts";
 import { defineJobKind } from "../jobs/kinds.ts";
+import { countHardDeleted } from "../savings/rollup.ts";
 import { hardDeleteFinished } from "./hard-delete.ts";
 import { recoverFinished } from "./service.ts";
 
@@ -32,6 +33,10 @@ export const hardDeleteKind = defineJobKind({
   label: "hard-delete",
   payload: HardDeletePayloadSchema,
   needs: (payload) => ({ locations: [payload.uri] }),
-  finish: hardDeleteFinished,
+  // The records move, and what was deleted is added to the savings rollup, in the batch that ends the job.
+  finish: (ctx, job, end, ended) => [
+    ...hardDeleteFinished(ctx, job, end, ended),
+    ...countHardDeleted(ctx, job, end, ended),
+  ],
   retry: { maxAttempts: 3 },
 });
