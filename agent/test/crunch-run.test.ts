@@ -351,6 +351,52 @@ describe("crunch on Delta tables", () => {
     expect(Number(source?.out_of_order)).toBeGreaterThan(0);
   });
 
+  it("Z-orders the files it writes when the job names a zorder layout, over the cluster columns, every row intact", async () => {
+    const path = join(root, "zorder");
+    await writeEventsTable(path, { days: 2, filesPerDay: 8, rowsPerFile: 4000 });
+    const store = new FileStore(path);
+    const before = await tableChecksum(store, path);
+    const payload = payloadFor(path, {
+      cluster_columns: ["country"],
+      layout: { type: "zorder", columns: ["customer_id", "sku"] },
+    });
+    const result = await runCrunch("crunch", context(payload).ctx, { store, memoryLimitMb: 512 });
+    expect(result.committed_version).toBe(1);
+    expect(result.rows_out).toBe(2 * 8 * 4000);
+    expect(result.settings).toMatchObject({ sort_columns: ["customer_id", "sku"], sort_layout: "zorder" });
+    expect(result.notes).toBeUndefined();
+    const after = await tableChecksum(store, path);
+    expectSameRows(before, after);
+    const written = after.snapshot.files.filter((f) => f.tags?.["lakesmith.settings"]);
+    expect(written.length).toBe(after.snapshot.files.length);
+    for (const f of written)
+      expect(f.tags?.["lakesmith.settings"]).toMatch(/;sort=zorder\(customer_id,sku\);/);
+  });
+
+  it("refuses a layout column the table doesn't have, naming it; an optimize pass says the layout was not applied", async () => {
+    const path = join(root, "zorder-refusals");
+    await writeEventsTable(path, { days: 1, filesPerDay: 3, rowsPerFile: 200 });
+    const store = new FileStore(path);
+    const unknown = runCrunch(
+      "crunch",
+      context(payloadFor(path, { layout: { type: "zorder", columns: ["customer_id", "nope"] } })).ctx,
+      { store, memoryLimitMb: 256 },
+    );
+    await expect(unknown).rejects.toMatchObject({
+      retryable: false,
+      message: "zorder layout column nope not in the table's data columns",
+    });
+    const optimized = await runCrunch(
+      "optimize",
+      context(payloadFor(path, { layout: { type: "zorder", columns: ["customer_id", "sku"] } })).ctx,
+      { store, memoryLimitMb: 256 },
+    );
+    expect(optimized.settings?.sort_columns).toEqual([]);
+    expect(optimized.notes).toEqual([
+      "layout zorder(customer_id,sku) not applied (files left unsorted): the job ran as optimize (asked for), which never re-sorts",
+    ]);
+  });
+
   it("succeeds with zeros and says so when no file falls in the date range, naming the range", async () => {
     const path = join(root, "empty-range");
     await writeEventsTable(path, { days: 2, filesPerDay: 3, rowsPerFile: 500 });

@@ -1,10 +1,11 @@
 /**
  * One bin's rewrite: the input checksum, then the files DuckDB writes with the chosen settings, with
  * the output's checksum taken as they are written. Unsorted, a bin is one `COPY` that DuckDB splits
- * at the target file size. Sorted, DuckDB keeps a sort's order within one file only, so the bin is
- * written in chunks of its input files, one sorted file each (`sortChunks`): chunks near the target
- * file size at the output ratio seen so far, and within the rows a sort may hold in memory
- * (`sortChunkRows`), so that neither a file nor the sort's memory grows with the bin.
+ * at the target file size. Sorted (linear or Z-order), the bin is written in chunks of its input
+ * files (`sortChunks`), each within the rows a sort may hold in memory (`sortChunkRows`), so that the
+ * sort's memory does not grow with the bin; each chunk is sorted once and written as files near the
+ * target size at the output ratio seen so far, each a stretch of the chunk's order, so that files
+ * cover narrow, mostly disjoint ranges of the sort columns and readers skip them.
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
@@ -63,14 +64,15 @@ export async function rewriteBin(engine: Engine, phases: Phases, job: BinJob): P
   const chunks =
     job.settings.sort_columns.length > 0
       ? await phases.time("rewrite", () => sortChunks(engine, job))
-      : [job.inputs];
+      : [{ paths: job.inputs, bytes: 0 }];
   return phases.time("rewrite", async () => {
     const parts: RewriteResult[] = [];
     for (const chunk of chunks)
       parts.push(
         await rewriteFiles(engine, {
           ...(chunks.length === 1 ? { source } : {}),
-          inputs: chunk,
+          inputs: chunk.paths,
+          sortedFiles: Math.max(1, Math.round((chunk.bytes * job.outputRatio) / job.targetBytes)),
           columns: job.columns,
           outDir,
           namePrefix: `part-${randomUUID()}`,
@@ -94,11 +96,14 @@ export async function rewriteBin(engine: Engine, phases: Phases, job: BinJob): P
   });
 }
 
-/** The inputs of a sorted bin in chunks, each to be written as one sorted file. */
+/**
+ * The inputs of a sorted bin in chunks of at most the rows one sort may hold, each to be sorted
+ * once; without a row size to go by, chunks near one output file.
+ */
 async function sortChunks(
   engine: Engine,
   job: Pick<BinJob, "bin" | "inputs" | "columns" | "settings" | "targetBytes" | "outputRatio">,
-): Promise<string[][]> {
+): Promise<{ paths: string[]; bytes: number }[]> {
   const files = job.inputs.map((path, i) => ({ path, size: job.bin[i]?.size ?? 0 }));
   const bytes = sum(files.map((f) => f.size));
   const bytesPerRow =
@@ -110,8 +115,10 @@ async function sortChunks(
       `select sum(num_rows)::bigint as rows from parquet_file_metadata(${sqlList(job.inputs)})`,
     );
     const rowsPerByte = Number(row?.rows ?? 0) / bytes;
-    if (rowsPerByte > 0)
-      maxBytes = Math.min(maxBytes, sortChunkRows(engine.memoryLimitMb, bytesPerRow) / rowsPerByte);
+    if (rowsPerByte > 0) maxBytes = sortChunkRows(engine.memoryLimitMb, bytesPerRow) / rowsPerByte;
   }
-  return balancedBins(files, Math.max(1, maxBytes)).map((chunk) => chunk.map((f) => f.path));
+  return balancedBins(files, Math.max(1, maxBytes)).map((chunk) => ({
+    paths: chunk.map((f) => f.path),
+    bytes: sum(chunk.map((f) => f.size)),
+  }));
 }

@@ -3,13 +3,16 @@
  * with the Delta statistics of each new file and the content checksum of all of them.
  *
  * Algorithm, in two passes over the data:
- * 1. One `COPY` reads the inputs as the table's columns (`readAsColumns`), sorts when the settings ask
- *    for it (linear or Z-order, layout.ts), and writes Parquet with the chosen codec, level, row-group size and page version into a
- *    private folder, starting a new file once one passes `targetFileBytes` (DuckDB's
- *    `FILE_SIZE_BYTES`, checked between row groups, so a file overshoots by at most one row group).
- *    A sorted write is one file: DuckDB does not keep the order across (or within) rotated files.
- *    Without a sort, insertion order is not preserved, which lets DuckDB write in parallel. The
- *    `COPY` returns each file's row count and column statistics (`RETURN_STATS`): the Delta
+ * 1. One `COPY` reads the inputs as the table's columns (`readAsColumns`) and writes Parquet with
+ *    the chosen codec, level, row-group size and page version into a private folder, starting a new
+ *    file once one passes `targetFileBytes` (DuckDB's `FILE_SIZE_BYTES`, checked between row
+ *    groups, so a file overshoots by at most one row group). Without a sort, insertion order is not
+ *    preserved, which lets DuckDB write in parallel. A sorted write (linear or Z-order, layout.ts)
+ *    is one file, as DuckDB does not keep the order across (or within) rotated files; or, where the
+ *    caller asks for `sortedFiles` > 1, the sorted rows go to a temporary table once and are copied
+ *    out in that many slices of equal rows, one file each, so that each file holds one stretch of
+ *    the order (its statistics' ranges do not overlap the next file's, and readers skip files).
+ *    Each `COPY` returns its files' row counts and column statistics (`RETURN_STATS`): the Delta
  *    statistics come from them (stats.ts), not from reading the files again.
  * 2. One aggregate scan of the written files yields the output checksum (checksum.ts), which
  *    validation compares with the inputs'.
@@ -72,6 +75,11 @@ export interface RewriteOptions {
   targetFileBytes: number;
   /** Parquet field ids to write, as DuckDB's `FIELD_IDS` value (Iceberg identifies columns by them). */
   fieldIds?: string;
+  /**
+   * A sorted write only: how many files to write, each a stretch of the order (default 1). The
+   * caller sizes it so the files come out near the target size.
+   */
+  sortedFiles?: number;
   /** `inputs` read as `columns` (`readAsColumns`), where the caller has built it already. */
   source?: string;
   /**
@@ -128,9 +136,10 @@ export async function rewriteFiles(engine: Engine, options: RewriteOptions): Pro
     const leaves = await statLeaves(engine, columns);
     const sorted = settings.sort_columns.length > 0;
     // DuckDB (1.5) does not keep a sorted COPY's order across the files FILE_SIZE_BYTES rotates to,
-    // nor within them (rows of later batches land between earlier ones): a sorted bin is written as
-    // one file. run.ts sizes the bins of a sorted crunch so that file is near the target size.
+    // nor within them (rows of later batches land between earlier ones): a sorted write is one file
+    // per COPY. The crunch sizes a sorted chunk's `sortedFiles` so each is near the target size.
     if (sorted) await mkdir(staging, { recursive: true });
+    const slices = sorted ? Math.max(1, Math.floor(options.sortedFiles ?? 1)) : 1;
     const format = `${parquetOptions(settings)}${options.fieldIds ? `, field_ids ${options.fieldIds}` : ""}`;
     const target = sorted
       ? `${sqlString(join(staging, "f0.parquet"))} (${format}, return_stats true)`
@@ -138,7 +147,9 @@ export async function rewriteFiles(engine: Engine, options: RewriteOptions): Pro
         `file_size_bytes ${Math.max(1, Math.floor(options.targetFileBytes))}, filename_pattern 'f{i}', return_stats true)`;
     const copy = () =>
       withInsertionOrder(engine, sorted, () =>
-        engine.query<CopyStatsRow>(`copy (${sortedSelect(select, settings)}) to ${target}`),
+        slices > 1
+          ? copySlices(engine, sortedSelect(select, settings), slices, staging, format)
+          : engine.query<CopyStatsRow>(`copy (${sortedSelect(select, settings)}) to ${target}`),
       );
     // A sort takes memory up to DuckDB's limit before it spills, and the process's resident memory
     // then passes the limit (an 8M-row sort under 768 MB peaked at 1,070 MB): it runs under a
@@ -167,6 +178,38 @@ export async function rewriteFiles(engine: Engine, options: RewriteOptions): Pro
     return { files, checksum };
   } finally {
     await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The rows of `sorted` (a query with an `ORDER BY`) in `slices` files of equal rows, in order
+ * (`f0.parquet`, `f1.parquet`, ... in `folder`): the
+ * rows are stored once in a temporary table (in the order inserted, as insertion order is kept),
+ * then each slice is a range of its row ids. Runs with insertion order kept (the caller's).
+ */
+async function copySlices(
+  engine: Engine,
+  sorted: string,
+  slices: number,
+  folder: string,
+  format: string,
+): Promise<CopyStatsRow[]> {
+  await engine.run(`create or replace temp table crunch_sorted as ${sorted}`);
+  try {
+    const [row] = await engine.query<{ n: string }>("select count(*) as n from crunch_sorted");
+    const rows = Number(row?.n ?? 0);
+    const per = Math.max(1, Math.ceil(rows / slices));
+    const out: CopyStatsRow[] = [];
+    for (let first = 0, i = 0; first < Math.max(1, rows); first += per, i++)
+      out.push(
+        ...(await engine.query<CopyStatsRow>(
+          `copy (select * from crunch_sorted where rowid >= ${first} and rowid < ${first + per}) ` +
+            `to ${sqlString(join(folder, `f${i}.parquet`))} (${format}, return_stats true)`,
+        )),
+      );
+    return out;
+  } finally {
+    await engine.run("drop table if exists crunch_sorted");
   }
 }
 

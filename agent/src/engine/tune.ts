@@ -104,7 +104,7 @@ export const TARGET_THROUGHPUT = 0.8;
 export const TUNE_SHARE = 0.15;
 /**
  * A sorted write holds at most this share of DuckDB's memory limit in rows (`sortChunkRows`): a bin
- * larger than that is sorted in chunks, one file each (run.ts), so that a sort rarely spills. (The
+ * larger than that is sorted in chunks, one sort each (crunch/rewrite.ts), so that a sort rarely spills. (The
  * sort itself runs under a lowered limit, rewrite.ts `SORT_MEMORY_SHARE`.)
  */
 export const SORT_CHUNK_SHARE = 0.25;
