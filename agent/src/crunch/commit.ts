@@ -5,6 +5,12 @@
  * partitions reported as skipped. At most `MAX_ATTEMPTS` commits; nothing is ever committed twice,
  * because each attempt commits against the snapshot it just read. (A format's own commit retries a
  * lost race that does not conflict, such as a concurrent append.)
+ *
+ * The jobs of a fanned-out crunch (one per partition) commit to one table at once, each only its
+ * own partition's files: Delta rebases a lost race on a commit that removed none of ours by itself;
+ * a format that can't (Iceberg's metadata swap, a catalog's refusal) reports a conflict, and the
+ * reload finds our inputs still live, so the bins are kept. `MAX_ATTEMPTS` leaves room for a
+ * handful of sibling jobs committing in the same moments.
  */
 import type { CrunchResult, CrunchSettings } from "@lakesmith/shared/jobs";
 import { ConflictError, type Table } from "../formats/index.ts";
@@ -13,7 +19,7 @@ import type { BinOutput } from "./metrics.ts";
 import { WRITTEN_BY_TAG } from "./plan.ts";
 import { settingsTag } from "./settings.ts";
 
-const MAX_ATTEMPTS = 3;
+const MAX_ATTEMPTS = 8;
 
 export interface CommitJob {
   table: Table;

@@ -7,9 +7,10 @@
  * badly compressed). A partition whose files are all in shape is skipped with the reason, and so is
  * one whose only candidate is a single small file Lakesmith wrote (there is nothing to merge it with).
  * Candidates are split into bins of at most `maxBinBytes` of input, balanced so the last bin is not a
- * sliver: a bin is the unit of download, rewrite and validation, so it bounds disk and memory.
+ * sliver: a bin is the unit of download, rewrite and validation, so it bounds disk and memory. A job
+ * of a fanned-out crunch (payload `partition`) plans only its own partition's files.
  */
-import type { CrunchKind, DateRange } from "@lakesmith/shared/jobs";
+import type { CrunchKind, CrunchPartitionRef, DateRange } from "@lakesmith/shared/jobs";
 import { partitionPath } from "./partition-path.ts";
 
 /** The tag Lakesmith puts on files it writes: the settings they were written with. */
@@ -35,6 +36,11 @@ export interface PlanOptions {
   dateRange?: DateRange;
   /** The most input bytes one bin may hold. */
   maxBinBytes: number;
+  /**
+   * The one partition of a fanned-out job: only its files are planned. Its columns must be
+   * partition columns (`partitionRefusal`).
+   */
+  partition?: CrunchPartitionRef;
 }
 
 export interface PartitionPlan<F extends PlanFile = PlanFile> {
@@ -59,7 +65,7 @@ export function planCrunch<F extends PlanFile>(files: readonly F[], options: Pla
   const byPartition = new Map<string, F[]>();
   let selectedFiles = 0;
   for (const file of files) {
-    if (!inRange(file, options)) continue;
+    if (!inRange(file, options) || (options.partition && !inPartition(file, options.partition))) continue;
     selectedFiles++;
     const key = partitionPath(file.partitionValues, options.partitionColumns);
     const list = byPartition.get(key);
@@ -109,6 +115,42 @@ export function balancedBins<F extends { size: number }>(files: readonly F[], ma
 }
 
 /**
+ * Why a fanned-out job can't be planned on this table: its partition's columns are not (or no
+ * longer) partition columns, so its files can't be told apart from other partitions' (the job's
+ * lock covers its partition only). Null when it can.
+ */
+export function partitionRefusal(
+  partition: CrunchPartitionRef,
+  partitionColumns: readonly string[],
+): string | null {
+  const missing = [partition.column, partition.hour_column].filter(
+    (c): c is string => c !== undefined && !partitionColumns.includes(c),
+  );
+  if (missing.length === 0) return null;
+  return `the job covers one partition, but the table is not partitioned by ${missing.join(", ")} (partition columns: ${partitionColumns.join(", ") || "none"}); trigger the crunch again`;
+}
+
+/**
+ * Whether a file is in the job's partition: its date column's day, and the hour (of the hour
+ * column, else of the date column's timestamp value) when the job is hourly.
+ */
+function inPartition(file: PlanFile, partition: CrunchPartitionRef): boolean {
+  const value = file.partitionValues[partition.column];
+  if (value === null || value === undefined || dayOf(value) !== partition.value) return false;
+  if (partition.hour === undefined) return true;
+  const hour =
+    partition.hour_column === undefined ? value.slice(11, 13) : file.partitionValues[partition.hour_column];
+  return hour !== null && hour !== undefined && /^\d{1,2}$/.test(hour) && Number(hour) === partition.hour;
+}
+
+/** The `YYYY-MM-DD` of a date partition value (`YYYY-MM-DD...` or `YYYYMMDD`). */
+function dayOf(value: string): string {
+  return /^\d{8}$/.test(value)
+    ? `${value.slice(0, 4)}-${value.slice(4, 6)}-${value.slice(6, 8)}`
+    : value.slice(0, 10);
+}
+
+/**
  * Whether the job's date range selects the file. On a partition column the value's date part is
  * compared (`YYYY-MM-DD...` or `YYYYMMDD`); on a data column the file's min/max statistics must overlap the range. A file without
  * statistics is selected: rewriting a file outside the range costs work, never data.
@@ -119,9 +161,7 @@ function inRange(file: PlanFile, options: PlanOptions): boolean {
   if (options.partitionColumns.includes(dateColumn)) {
     const value = file.partitionValues[dateColumn];
     if (value === null || value === undefined) return false;
-    const day = /^\d{8}$/.test(value)
-      ? `${value.slice(0, 4)}-${value.slice(4, 6)}-${value.slice(6, 8)}`
-      : value.slice(0, 10);
+    const day = dayOf(value);
     return day >= dateRange.start && day <= dateRange.end;
   }
   const min = file.stats?.minValues?.[dateColumn];

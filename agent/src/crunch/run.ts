@@ -5,8 +5,9 @@
  *    the job for good with the reason. A retried job whose earlier attempt already committed
  *    answers with that commit's result.
  * 2. Plan (`plan.ts`): the pass (`pass.ts`: a busy table gets the optimize pass), then bins per
- *    partition of the files the date range selects; the settings (`settings.ts`) are measured on a
- *    sample of the first bin or reused from the table's latest measured crunch.
+ *    partition of the files the date range (or a fanned-out job's one partition) selects; the
+ *    settings (`settings.ts`) are measured on a sample of the first bin or reused from the table's
+ *    latest measured crunch.
  * 3. Per bin: local copies (a `file://` table is read in place), the rewrite (`rewrite.ts`), the
  *    proof that it kept every row (`validate.ts`), and the upload under fresh names (`upload.ts`)
  *    beside the next bin's rewrite. At most two bins are on local disk at a time (one rewriting,
@@ -33,7 +34,7 @@ import { localPaths, type ObjectStore } from "../store/index.ts";
 import { commitOutputs } from "./commit.ts";
 import { type BinOutput, type Pass, Phases, rangeNotes, summarize } from "./metrics.ts";
 import { choosePass } from "./pass.ts";
-import { type CrunchPlan, planCrunch } from "./plan.ts";
+import { type CrunchPlan, partitionRefusal, planCrunch } from "./plan.ts";
 import { rewriteBin } from "./rewrite.ts";
 import { clusterNote, layoutNotApplied, type Measure, OPTIMIZE_SETTINGS, reuseEarlier } from "./settings.ts";
 import { uploadBin } from "./upload.ts";
@@ -101,12 +102,15 @@ export async function runCrunch(
     const layout = pass.kind === "crunch" ? payload.layout : undefined;
     const targetBytes = (payload.target_file_size_mb ?? DEFAULT_TARGET_FILE_SIZE_MB) * MB;
     const dateColumn = payload.backfill_col ?? payload.recipe?.date_filter_column ?? null;
+    const partitionProblem = payload.partition && partitionRefusal(payload.partition, table.partitionColumns);
+    if (partitionProblem) throw new JobError(partitionProblem, { retryable: false });
     const plan = planCrunch(table.files, {
       mode: pass.kind,
       targetBytes,
       partitionColumns: table.partitionColumns,
       dateColumn,
       ...(payload.date_range ? { dateRange: payload.date_range } : {}),
+      ...(payload.partition ? { partition: payload.partition } : {}),
       maxBinBytes: options.maxBinBytes ?? DEFAULT_MAX_BIN_BYTES,
     });
     const notes = rangeNotes(payload, dateColumn, plan.selectedFiles, table.files.length);
@@ -163,7 +167,7 @@ export async function runCrunch(
         table,
         outputs,
         jobId: ctx.job.id,
-        predicate: JSON.stringify(payload.date_range ?? null),
+        predicate: JSON.stringify(payload.partition ?? payload.date_range ?? null),
         resultOf,
         reload: (attempt) => format.load(formatContext(`table-${attempt}`)),
         log,
