@@ -1,12 +1,14 @@
 /**
  * Manual triggers of jobs on a table, for every kind alike: the kind's precondition (the table's
- * own state), then its overlap rule (a 409 that names the active job), then the queue. Lists of a
+ * own state), then its overlap rule (a 409 that names the active job), then the queue; a set of
+ * jobs (a fanned-out crunch) is queued all or none. Lists of a
  * table's jobs of some kinds live here too.
  */
 import type { Job, JobStatus, LakeTable } from "../db/schema.ts";
 import type { Page } from "../http/pagination.ts";
 import { ApiError, conflict, invalidField } from "../http/problem.ts";
 import { type ActiveJob, jobOnTable, type NewJob } from "./enqueue.ts";
+import { enqueueExclusiveSet } from "./enqueue-set.ts";
 import type { JobService } from "./service.ts";
 
 /** Throws the kind's refusal of a job on `table`: 409, or 422 naming the field. */
@@ -30,6 +32,26 @@ export async function triggerOnTable(
   const outcome = await jobs.enqueueExclusive(jobOnTable(table, job));
   if ("job" in outcome) return outcome.job;
   throw overlapping(jobs, table, job.kind, outcome.active);
+}
+
+/**
+ * Queues a set of jobs of one kind on `table` (a fanned-out crunch: one per partition), all or none,
+ * under the same precondition and overlap rule as `triggerOnTable`; one job goes through it.
+ */
+export async function triggerSetOnTable(
+  jobs: JobService,
+  table: LakeTable,
+  set: readonly [Omit<NewJob, "tableId">, ...Omit<NewJob, "tableId">[]],
+): Promise<Job[]> {
+  if (set.length === 1) return [await triggerOnTable(jobs, table, set[0])];
+  const kind = set[0].kind;
+  checkPrecondition(jobs, kind, table);
+  const outcome = await enqueueExclusiveSet(
+    jobs.engine,
+    set.map((job) => jobOnTable(table, job)),
+  );
+  if ("jobs" in outcome) return outcome.jobs;
+  throw overlapping(jobs, table, kind, outcome.active);
 }
 
 function overlapping(jobs: JobService, table: LakeTable, kind: string, active: ActiveJob | undefined) {
