@@ -63,6 +63,11 @@ export const VacuumPayloadSchema = z.object({
    * records it (`retention_shortened`).
    */
   retention_hours: z.number().nonnegative().optional(),
+  /**
+   * Never go below the table's own retention: `retention_hours` applies only where it is longer. A
+   * policy sets this unless it says `shorten_retention` (no policy shortens a table's retention silently).
+   */
+  keep_table_retention: z.boolean().default(false),
   dry_run: z.boolean().default(false),
   /** Paths never to propose: files whose earlier pending deletion was recovered (kept on purpose). */
   keep: z.array(z.string()).default([]),

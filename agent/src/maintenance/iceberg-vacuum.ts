@@ -41,7 +41,15 @@ import {
   loadIcebergForDeletion,
   SnapshotReferences,
 } from "./iceberg-table.ts";
-import { comparePaths, HOUR_MS, headAll, isProtectedKey, type MaintenanceOptions, nowOf } from "./table.ts";
+import {
+  comparePaths,
+  HOUR_MS,
+  headAll,
+  isProtectedKey,
+  type MaintenanceOptions,
+  nowOf,
+  retentionHours,
+} from "./table.ts";
 
 /** Reasons a looked-at snapshot, file or object was not proposed, as `kept` reports them. */
 export type IcebergKeptReason =
@@ -78,7 +86,7 @@ export async function runIcebergVacuum(
     ctx.progress({ phase: "loading", attempt });
     const { table, version } = await loadIcebergForDeletion(store, "vacuum");
     const retention = icebergRetention(table.metadata.properties);
-    const hours = payload.retention_hours ?? retention.tableHours;
+    const hours = retentionHours(payload, retention.tableHours);
     if (hours < retention.tableHours)
       log.warn(
         { retention_hours: hours, table_retention_hours: retention.tableHours },

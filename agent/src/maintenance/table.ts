@@ -146,3 +146,18 @@ export async function headAll(
 export function comparePaths(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/**
+ * The retention a vacuum applies: the payload's, else the table's own; with `keep_table_retention`
+ * the payload's only where it is longer than the table's.
+ *
+ * @example retentionHours({ retention_hours: 24, keep_table_retention: true }, 168) // 168
+ */
+export function retentionHours(
+  payload: { retention_hours?: number | undefined; keep_table_retention?: boolean | undefined },
+  tableHours: number,
+): number {
+  const asked = payload.retention_hours;
+  if (asked === undefined) return tableHours;
+  return payload.keep_table_retention ? Math.max(asked, tableHours) : asked;
+}

@@ -42,6 +42,7 @@ import {
   nowOf,
   refuseUnwritable,
   requireDelta,
+  retentionHours,
   tableRetentionHours,
   withEngine,
 } from "./table.ts";
@@ -73,7 +74,7 @@ export async function runVacuum(
     const snapshot = await loadTable(options.store, engine, ctx.scratchDir);
     refuseUnwritable(snapshot, "vacuum");
     const tableHours = tableRetentionHours(snapshot.metadata);
-    const hours = payload.retention_hours ?? tableHours;
+    const hours = retentionHours(payload, tableHours);
     if (hours < tableHours)
       log.warn(
         { retention_hours: hours, table_retention_hours: tableHours },

@@ -121,7 +121,10 @@ export function syncJobView(job: Job): SyncJobWire {
 }
 
 /** What the list of synced tables reads of a row: not the catalog's own record (`detail`). */
-export type CatalogTableListRow = Omit<CatalogTable, "connectionId" | "detail" | "syncJobId" | "syncFence">;
+export type CatalogTableListRow = Omit<
+  CatalogTable,
+  "connectionId" | "detail" | "syncJobId" | "syncFence" | "firstSyncedAt"
+>;
 
 export function catalogTableView(row: CatalogTableListRow) {
   return {

@@ -54,3 +54,16 @@ export function fullNameOf(ref: CatalogRef, id: string): string | undefined {
   if (!id.startsWith(head) || id.length === head.length) return undefined;
   return `${ref.catalog}.${id.slice(head.length)}`;
 }
+
+/**
+ * The catalog and `full_name` a `table_id` names, without knowing its catalog first: the catalog id
+ * holds no `.`, so the first `.` ends it.
+ *
+ * @example parseTableId("cat_Y29uXzRrOXg6bWFpbg.sales.orders") // { ref: {connectionId: "con_4k9x", catalog: "main"}, fullName: "main.sales.orders" }
+ */
+export function parseTableId(id: string): { ref: CatalogRef; fullName: string } | undefined {
+  const dot = id.indexOf(".");
+  const ref = dot > 0 ? parseCatalogId(id.slice(0, dot)) : undefined;
+  const fullName = ref ? fullNameOf(ref, id) : undefined;
+  return ref && fullName ? { ref, fullName } : undefined;
+}

@@ -46,6 +46,11 @@ export function defineRoute<R extends RouteConfig>(config: R & { access: Access 
   return route;
 }
 
+/** Records the access rule of a route Hono matches under `honoPath` (a custom method's, `http/custom-method.ts`). */
+export function registerAccess(method: string, honoPath: string, required: Access): void {
+  registry.set(registryKey(method, honoPath), required);
+}
+
 /** The access rule of a route, by method and Hono path (`/api/v1/users/:id`). */
 export function accessFor(method: string, honoPath: string): Access | undefined {
   return registry.get(registryKey(method, honoPath));

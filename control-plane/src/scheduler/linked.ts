@@ -43,7 +43,7 @@ export class LinkedJobRelease {
   async tick(now: Date): Promise<LinkedTick> {
     const held = and(
       eq(jobs.status, "queued"),
-      inArray(jobs.kind, [...SCHEDULED_JOB_KINDS]),
+      inArray(jobs.kind, [...SCHEDULED_JOB_KINDS, "optimize"]),
       inArray(jobs.priority, [...PRIORITIES]),
       eq(jobs.notBefore, CATALOG_HOLD),
     );

@@ -11,6 +11,7 @@ import { VACUUM_KIND, type VacuumPayload } from "@lakesmith/shared/maintenance";
 import type { Job, JobStatus } from "../db/schema.ts";
 import type { Page } from "../http/pagination.ts";
 import { notFound } from "../http/problem.ts";
+import type { Queueing } from "../jobs/enqueue.ts";
 import type { JobService } from "../jobs/service.ts";
 import { listOfTable, triggerOnTable } from "../jobs/triggers.ts";
 import type { PendingDeletionService } from "../pending-deletions/service.ts";
@@ -24,8 +25,16 @@ export class VacuumService {
     private readonly deletions: PendingDeletionService,
   ) {}
 
-  /** Queues a vacuum of a Delta table; 404 unknown table, 409 other formats or an active vacuum. */
-  async trigger(tableId: string, trigger: VacuumTrigger, actor: string | null): Promise<Job> {
+  /**
+   * Queues a vacuum of a Delta or Iceberg table; 404 unknown table, 409 other formats or an active
+   * vacuum. `queueing` overrides the manual trigger's `trigger: "manual"`, now.
+   */
+  async trigger(
+    tableId: string,
+    trigger: VacuumTrigger,
+    actor: string | null,
+    queueing: Queueing = {},
+  ): Promise<Job> {
     const table = await this.tables.find(tableId);
     if (!table) throw notFound("Table", tableId);
     const payload: VacuumPayload = {
@@ -34,6 +43,7 @@ export class VacuumService {
       format: table.format,
       mode: trigger.mode,
       ...(trigger.retention_hours !== undefined ? { retention_hours: trigger.retention_hours } : {}),
+      keep_table_retention: false,
       dry_run: trigger.dry_run,
       keep: await this.deletions.keepPaths(table.id),
     };
@@ -42,6 +52,7 @@ export class VacuumService {
       payload,
       trigger: "manual",
       createdBy: actor,
+      ...queueing,
     });
   }
 

@@ -1,0 +1,197 @@
+/**
+ * Document 2's managed tables: the synced tables at least one policy applies to (`managed_tables`,
+ * kept by `policies/resolve.ts`), each with its state and, in detail, its effective policy value by
+ * value with where each came from.
+ *
+ * - State: `disabled` (only disabled policies apply: it runs nothing), `paused` (the global or its
+ *   catalog's emergency stop), `waiting` (it does not qualify yet, or onboarding has not finished:
+ *   `waiting_reason` says which), else `active`.
+ * - List: keyset on (full_name, connection_id) by index `managed_tables_list_idx`; a page reads at
+ *   most `page_size + 1` rows past its token; `q` (a wildcard on the name) filters the same walk.
+ */
+import { and, asc, eq, gt, or, sql } from "drizzle-orm";
+import { wildcardLike } from "../catalogs/directory.ts";
+import { catalogId, parseTableId, tableId } from "../catalogs/ids.ts";
+import type { ConfigService } from "../config/service.ts";
+import type { Db } from "../db/index.ts";
+import {
+  catalogConnections,
+  catalogTables,
+  lakeTables,
+  type ManagedTable,
+  managedTables,
+  policies,
+  policyCatalogs,
+} from "../db/schema.ts";
+import { type KeysetPage, keyAfter, keysetPage } from "../http/pagination.ts";
+import { ApiError } from "../http/problem.ts";
+import { iso } from "../jobs/view.ts";
+import { effectiveActions } from "../policies/plan.ts";
+import type { PolicyBody } from "../policies/schemas.ts";
+import { factsOf } from "../policies/service.ts";
+import { policyView } from "../policies/view.ts";
+
+export const MANAGED_STATES = ["active", "waiting", "paused", "disabled"] as const;
+
+export class ManagedTableService {
+  constructor(
+    private readonly db: Db,
+    private readonly config: ConfigService,
+  ) {}
+
+  async list(filter: { q?: string | undefined; page_size: number; page_token?: string | undefined }) {
+    const after = keyAfter(filter.page_token, 2);
+    const where =
+      filter.q !== undefined
+        ? sql`${managedTables.name} like ${wildcardLike(filter.q)} escape '\\'`
+        : undefined;
+    const [rows, [total], pausedAll] = await Promise.all([
+      this.db
+        .select({ m: managedTables, pausedAt: policyCatalogs.pausedAt })
+        .from(managedTables)
+        .leftJoin(
+          policyCatalogs,
+          and(
+            eq(policyCatalogs.connectionId, managedTables.connectionId),
+            eq(policyCatalogs.catalog, managedTables.catalog),
+          ),
+        )
+        .where(
+          and(
+            where,
+            after &&
+              or(
+                gt(managedTables.fullName, after[0] as string),
+                and(
+                  eq(managedTables.fullName, after[0] as string),
+                  gt(managedTables.connectionId, after[1] as string),
+                ),
+              ),
+          ),
+        )
+        .orderBy(asc(managedTables.fullName), asc(managedTables.connectionId))
+        .limit(filter.page_size + 1),
+      this.db.select({ n: sql<number>`count(*)` }).from(managedTables).where(where),
+      this.pausedAll(),
+    ]);
+    return keysetPage(
+      rows,
+      filter.page_size,
+      Number(total?.n ?? 0),
+      (r) => [r.m.fullName, r.m.connectionId],
+      (r) => managedView(r.m, pausedAll, r.pausedAt),
+    );
+  }
+
+  /** One managed table with its effective policy, value by value, and its Lakesmith table. */
+  async get(tableIdText: string) {
+    const parsed = parseTableId(tableIdText);
+    const [row] = parsed
+      ? await this.db
+          .select({
+            m: managedTables,
+            pausedAt: policyCatalogs.pausedAt,
+            synced: catalogTables,
+            connectionType: catalogConnections.type,
+            policy: policies,
+            table: {
+              id: lakeTables.id,
+              name: lakeTables.name,
+              onboardingStatus: lakeTables.onboardingStatus,
+              onboardingError: lakeTables.onboardingError,
+              recipe: lakeTables.recipe,
+            },
+          })
+          .from(managedTables)
+          .leftJoin(
+            policyCatalogs,
+            and(
+              eq(policyCatalogs.connectionId, managedTables.connectionId),
+              eq(policyCatalogs.catalog, managedTables.catalog),
+            ),
+          )
+          .leftJoin(
+            catalogTables,
+            and(
+              eq(catalogTables.connectionId, managedTables.connectionId),
+              eq(catalogTables.fullName, managedTables.fullName),
+            ),
+          )
+          .leftJoin(catalogConnections, eq(catalogConnections.id, managedTables.connectionId))
+          .leftJoin(policies, eq(policies.id, managedTables.policyId))
+          .leftJoin(lakeTables, eq(lakeTables.id, managedTables.lakeTableId))
+          .where(
+            and(
+              eq(managedTables.connectionId, parsed.ref.connectionId),
+              eq(managedTables.fullName, parsed.fullName),
+            ),
+          )
+      : [];
+    if (!row)
+      throw new ApiError(
+        404,
+        `No managed table '${tableIdText}': no policy applies to it. GET /api/v1/managedtables lists managed tables.`,
+      );
+    const { values } = await this.config.get();
+    const facts = factsOf(
+      { format: row.synced?.format ?? null, hasPartitions: row.synced?.hasPartitions ?? null },
+      row.connectionType ?? null,
+      row.table?.recipe ?? null,
+    );
+    const effective = row.policy
+      ? {
+          ...policyView(row.policy),
+          actions_applied: effectiveActions(row.policy.body as PolicyBody, facts, values),
+        }
+      : null;
+    return {
+      ...managedView(row.m, values.policy_engine_paused, row.pausedAt),
+      type: row.synced?.format?.toLowerCase() ?? null,
+      size_bytes: row.synced?.sizeBytes ?? null,
+      location: row.synced?.location ?? null,
+      effective_policy: effective,
+      lake_table: row.table
+        ? {
+            id: row.table.id,
+            name: row.table.name,
+            onboarding_status: row.table.onboardingStatus,
+            onboarding_error: row.table.onboardingError,
+          }
+        : null,
+    };
+  }
+
+  private async pausedAll(): Promise<boolean> {
+    return (await this.config.get()).values.policy_engine_paused;
+  }
+}
+
+/** The state of a managed table, from its row and the stops that cover it. */
+export function stateOf(row: ManagedTable, pausedAll: boolean, pausedAt: Date | null) {
+  if (!row.policyId) return "disabled" as const;
+  if (pausedAll || pausedAt) return "paused" as const;
+  if (row.waitingReason) return "waiting" as const;
+  return "active" as const;
+}
+
+export function managedView(row: ManagedTable, pausedAll: boolean, pausedAt: Date | null) {
+  const ref = { connectionId: row.connectionId, catalog: row.catalog };
+  return {
+    table_id: tableId(ref, row.fullName),
+    catalog_id: catalogId(ref),
+    full_name: row.fullName,
+    namespace: row.schema,
+    name: row.name,
+    state: stateOf(row, pausedAll, pausedAt),
+    waiting_reason: row.waitingReason,
+    paused:
+      pausedAll || pausedAt
+        ? { global: pausedAll, catalog: pausedAt !== null, catalog_paused_at: iso(pausedAt) }
+        : null,
+    effective_policy_id: row.policyId,
+    lake_table_id: row.lakeTableId,
+    next_run_at: iso(row.nextRunAt),
+    managed_since: row.managedSince.toISOString(),
+  };
+}
+export type ManagedTableWire = ReturnType<typeof managedView>;

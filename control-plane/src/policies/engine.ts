@@ -1,0 +1,329 @@
+/**
+ * The policy engine's step of the scheduler tick: it turns managed tables' effective policies into
+ * jobs on the job core (trigger `policy`).
+ *
+ * Per tick:
+ * 1. Catalogs with policies whose connection synced since they were last resolved are resolved
+ *    again (`resolve.ts`): tables a sync added under a policy are picked up, tables it dropped let go.
+ * 2. Up to `chunk` managed tables whose `next_run_at` has come (index `managed_tables_due_idx`),
+ *    read with everything the decision needs in one joined read. For each, in order:
+ *    - no effective policy (only disabled ones apply): nothing is scheduled;
+ *    - the emergency stop (global setting, or the catalog's): no run is queued; it is due again at
+ *      its next occurrence, so a resume needs no catch-up;
+ *    - qualification (`min_qualifying_table_size_gb`, `min_existence_days`): it waits, saying why,
+ *      until a sync (size) or the day it qualifies (existence);
+ *    - no Lakesmith table yet: one is created through the catalog link (onboarding queued), at most
+ *      `onboardLimit` a tick; a link the table can't take makes it wait with the reason;
+ *    - onboarding not done: it waits (looked at again in a minute); failed: it waits with the error;
+ *    - otherwise the runs due in [its due time, now] (`plan.ts`) become jobs, each keyed
+ *      `policy:<table>:<run>:<occurrence>` so a repeated tick queues nothing twice, and it is due
+ *      again at its next occurrence.
+ * 3. The jobs and the tables' new due times are written in one batch. Jobs of catalog-committed
+ *    tables are held until the linked-jobs step gives them their catalog reference.
+ * Bounds: the work follows the due tables, not the managed total: an idle tick is one index probe.
+ */
+import type { Clock } from "@lakesmith/shared";
+import type { CrunchPayload } from "@lakesmith/shared/jobs";
+import {
+  PARTITION_EXPIRATION_KIND,
+  type PartitionExpirationPayload,
+  VACUUM_KIND,
+  type VacuumPayload,
+} from "@lakesmith/shared/maintenance";
+import { and, asc, eq, isNotNull, lte, sql } from "drizzle-orm";
+import type { ConfigService } from "../config/service.ts";
+import { crunchJobs } from "../crunch/fan-out.ts";
+import { fanOutSettings } from "../crunch/partition-size.ts";
+import type { Db } from "../db/index.ts";
+import {
+  catalogConnections,
+  catalogTables,
+  type LakeTable,
+  lakeTables,
+  managedTables,
+  policies,
+  policyCatalogs,
+} from "../db/schema.ts";
+import { ApiError } from "../http/problem.ts";
+import { jobOnTable, type NewJob } from "../jobs/enqueue.ts";
+import type { BatchItem } from "../jobs/kinds.ts";
+import type { JobService } from "../jobs/service.ts";
+import type { PendingDeletionService } from "../pending-deletions/service.ts";
+import { CATALOG_HOLD } from "../scheduler/fire.ts";
+import type { TableService } from "../tables/service.ts";
+import { type DueRun, dueRuns, effectiveActions } from "./plan.ts";
+import { resolve } from "./resolve.ts";
+import type { PolicyBody } from "./schemas.ts";
+import { factsOf } from "./service.ts";
+import { dayBefore } from "./timing.ts";
+
+const MINUTE = 60_000;
+const GIB = 2 ** 30;
+const DAY_MS = 86_400_000;
+
+export interface PolicyTick {
+  /** Catalogs resolved again after a sync. */
+  resolved: number;
+  /** Managed tables looked at. */
+  due: number;
+  /** Jobs queued. */
+  queued: number;
+  /** Lakesmith tables created (onboarding queued). */
+  onboarded: number;
+}
+
+export interface PolicyEngineOptions {
+  /** Due tables per tick. */
+  chunk?: number;
+  /** Lakesmith tables created per tick. */
+  onboardLimit?: number;
+}
+
+export class PolicyEngine {
+  private readonly chunk: number;
+  private readonly onboardLimit: number;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly config: ConfigService,
+    private readonly tables: TableService,
+    private readonly jobs: JobService,
+    private readonly deletions: PendingDeletionService,
+    options: PolicyEngineOptions = {},
+  ) {
+    this.chunk = options.chunk ?? 1000;
+    this.onboardLimit = options.onboardLimit ?? 100;
+  }
+
+  async tick(now: Date = this.clock.now()): Promise<PolicyTick> {
+    const resolved = await this.resolveSynced(now);
+    const rows = await this.dueRows(now);
+    const outcome: PolicyTick = { resolved, due: rows.length, queued: 0, onboarded: 0 };
+    if (rows.length === 0) return outcome;
+    const { values } = await this.config.get();
+    const statements: BatchItem[] = [];
+    for (const row of rows) {
+      const decision = await this.decide(row, now, values, outcome);
+      outcome.queued += decision.jobs.length;
+      statements.push(...decision.jobs.map((job) => this.jobs.insertStatement(job)));
+      statements.push(
+        this.db
+          .update(managedTables)
+          .set({
+            nextRunAt: decision.next,
+            waitingReason: decision.waiting,
+            lakeTableId: decision.lakeTableId,
+            updatedAt: now,
+          })
+          .where(
+            and(
+              eq(managedTables.connectionId, row.m.connectionId),
+              eq(managedTables.fullName, row.m.fullName),
+            ),
+          ),
+      );
+    }
+    await this.db.batch(statements as [BatchItem, ...BatchItem[]]);
+    if (outcome.queued > 0) this.jobs.notifyWork();
+    return outcome;
+  }
+
+  /** Resolves again the catalogs whose connection finished a sync after their last resolution. */
+  private async resolveSynced(now: Date): Promise<number> {
+    const stale = await this.db
+      .select({ connectionId: policyCatalogs.connectionId, catalog: policyCatalogs.catalog })
+      .from(policyCatalogs)
+      .innerJoin(catalogConnections, eq(catalogConnections.id, policyCatalogs.connectionId))
+      .where(
+        and(
+          isNotNull(catalogConnections.lastSyncedAt),
+          sql`${catalogConnections.lastSyncedAt} > coalesce(${policyCatalogs.resolvedAt}, 0)`,
+        ),
+      );
+    for (const ref of stale) await resolve(this.db, ref, { kind: "catalog" }, now);
+    return stale.length;
+  }
+
+  private dueRows(now: Date) {
+    return this.db
+      .select({
+        m: managedTables,
+        synced: {
+          sizeBytes: catalogTables.sizeBytes,
+          firstSyncedAt: catalogTables.firstSyncedAt,
+          format: catalogTables.format,
+          hasPartitions: catalogTables.hasPartitions,
+        },
+        connection: { type: catalogConnections.type, name: catalogConnections.name },
+        policy: { body: policies.body },
+        table: lakeTables,
+        pausedAt: policyCatalogs.pausedAt,
+      })
+      .from(managedTables)
+      .leftJoin(
+        catalogTables,
+        and(
+          eq(catalogTables.connectionId, managedTables.connectionId),
+          eq(catalogTables.fullName, managedTables.fullName),
+        ),
+      )
+      .leftJoin(catalogConnections, eq(catalogConnections.id, managedTables.connectionId))
+      .leftJoin(policies, eq(policies.id, managedTables.policyId))
+      .leftJoin(lakeTables, eq(lakeTables.id, managedTables.lakeTableId))
+      .leftJoin(
+        policyCatalogs,
+        and(
+          eq(policyCatalogs.connectionId, managedTables.connectionId),
+          eq(policyCatalogs.catalog, managedTables.catalog),
+        ),
+      )
+      .where(and(isNotNull(managedTables.nextRunAt), lte(managedTables.nextRunAt, now)))
+      .orderBy(asc(managedTables.nextRunAt))
+      .limit(this.chunk);
+  }
+
+  private async decide(
+    row: DueRow,
+    now: Date,
+    values: Settings,
+    outcome: PolicyTick,
+  ): Promise<{ jobs: NewJob[]; next: Date | null; waiting: string | null; lakeTableId: string | null }> {
+    const lakeTableId = row.table?.id ?? row.m.lakeTableId;
+    const wait = (waiting: string, next: Date | null) => ({ jobs: [], next, waiting, lakeTableId });
+    const body = row.policy?.body as PolicyBody | undefined;
+    if (!row.m.policyId || !body) return { jobs: [], next: null, waiting: null, lakeTableId };
+    const facts = factsOf(
+      { format: row.synced?.format ?? null, hasPartitions: row.synced?.hasPartitions ?? null },
+      row.connection?.type ?? null,
+      row.table?.recipe ?? null,
+    );
+    const actions = effectiveActions(body, facts, values);
+    const paused = values.policy_engine_paused || row.pausedAt !== null;
+    const size = row.synced?.sizeBytes ?? null;
+    if (size !== null && size < values.min_qualifying_table_size_gb * GIB)
+      return wait(
+        `does not qualify yet: ${gib(size)} GB is below min_qualifying_table_size_gb (${values.min_qualifying_table_size_gb} GB); a later sync checks again`,
+        null,
+      );
+    const since = row.synced?.firstSyncedAt ?? row.m.managedSince;
+    const qualifiesAt = since.getTime() + values.min_existence_days * DAY_MS;
+    if (qualifiesAt > now.getTime())
+      return wait(
+        `does not qualify yet: known for less than min_existence_days (${values.min_existence_days} days); qualifies at ${new Date(qualifiesAt).toISOString()}`,
+        new Date(qualifiesAt),
+      );
+    const table = row.table;
+    if (!table) {
+      if (outcome.onboarded >= this.onboardLimit) return wait("onboarding: queued behind other tables", now);
+      const created = await this.onboard(row);
+      if (typeof created === "string") return wait(created, null);
+      outcome.onboarded++;
+      return {
+        jobs: [],
+        next: new Date(now.getTime() + MINUTE),
+        waiting: "onboarding",
+        lakeTableId: created.id,
+      };
+    }
+    if (table.onboardingStatus === "failed")
+      return wait(
+        `onboarding failed: ${table.onboardingError ?? "no reason given"}; retry with POST /api/v1/onboarding/${table.id}/retry`,
+        null,
+      );
+    if (table.onboardingStatus !== "active") return wait("onboarding", new Date(now.getTime() + MINUTE));
+    const { runs, next } = dueRuns(actions, row.m.nextRunAt ?? now, now);
+    if (paused) return { jobs: [], next, waiting: null, lakeTableId };
+    const jobs: NewJob[] = [];
+    for (const run of runs) jobs.push(...(await this.jobsOf(table, run, values)));
+    return { jobs, next, waiting: null, lakeTableId };
+  }
+
+  /** Creates the Lakesmith table of a managed catalog table; the refusal's reason when it can't. */
+  private async onboard(row: DueRow): Promise<LakeTable | string> {
+    const name = lakeTableName(row.connection?.name ?? row.m.connectionId, row.m.fullName);
+    try {
+      return await this.tables.create(
+        {
+          name,
+          catalog_connection_id: row.m.connectionId,
+          catalog_table: row.m.fullName,
+          priority: "P2",
+          target_file_size_mb: 512,
+          parquet_v2: false,
+        },
+        null,
+      );
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      return `can't be onboarded: ${err.message}`;
+    }
+  }
+
+  private async jobsOf(table: LakeTable, run: DueRun, values: Settings): Promise<NewJob[]> {
+    const held = table.catalogConnectionId !== null;
+    const base = { table_id: table.id, uri: table.uri, format: table.format };
+    const queueing = {
+      trigger: "policy",
+      createdBy: null,
+      dedupeKey: `policy:${table.id}:${run.group}:${run.at.toISOString()}`,
+      ...(held ? { notBefore: CATALOG_HOLD } : {}),
+    };
+    if (run.group === "rewrite") {
+      const recipe = table.recipe ?? null;
+      const payload: CrunchPayload = {
+        ...base,
+        target_file_size_mb: table.targetFileSizeMb,
+        recipe,
+        parquet_v2: table.parquetV2,
+        ...(recipe?.date_filter_column
+          ? { date_range: { start: dayBefore(run.at, run.lookbackDays), end: dayBefore(run.at, 1) } }
+          : {}),
+        ...(values.mutation_interval_threshold_minutes !== null
+          ? { mutation_interval_minutes: values.mutation_interval_threshold_minutes }
+          : {}),
+        ...(run.layout ? { layout: run.layout } : {}),
+      };
+      const settings = await fanOutSettings(
+        this.db,
+        values.hourly_fanout_min_partition_size_gb,
+        table.id,
+        payload,
+      );
+      return crunchJobs(table, { kind: run.kind, payload, ...queueing }, settings);
+    }
+    if (run.group === "expire_snapshots") {
+      const payload: VacuumPayload = {
+        ...base,
+        mode: "lite",
+        ...(run.retentionHours !== undefined ? { retention_hours: run.retentionHours } : {}),
+        keep_table_retention: !run.shortenRetention,
+        dry_run: false,
+        keep: await this.deletions.keepPaths(table.id),
+      };
+      return [jobOnTable(table, { kind: VACUUM_KIND, payload, ...queueing })];
+    }
+    const payload: PartitionExpirationPayload = {
+      ...base,
+      retention_days: run.retentionDays,
+      as_of: run.at.toISOString().slice(0, 10),
+      dry_run: false,
+      validate: false,
+    } as PartitionExpirationPayload;
+    return [jobOnTable(table, { kind: PARTITION_EXPIRATION_KIND, payload, ...queueing })];
+  }
+}
+
+type DueRow = Awaited<ReturnType<PolicyEngine["dueRows"]>>[number];
+type Settings = Awaited<ReturnType<ConfigService["get"]>>["values"];
+
+const gib = (bytes: number) => (bytes / GIB).toFixed(3);
+
+/**
+ * The Lakesmith table name of a managed catalog table: `<connection name>.<full name>`, with
+ * characters a table name can't hold replaced by `_`, at most 255 characters.
+ */
+export function lakeTableName(connectionName: string, fullName: string): string {
+  const name = `${connectionName}.${fullName}`.replace(/[^A-Za-z0-9_.$-]/g, "_").replace(/^[.$-]+/, "");
+  return name.slice(0, 255) || "table";
+}
