@@ -28,6 +28,7 @@ import { prefixRunRoutes } from "./object-maintenance/conversion/routes.ts";
 import { discoveryRoutes } from "./object-maintenance/discovery/routes.ts";
 import { objectMaintenanceRoutes } from "./object-maintenance/routes.ts";
 import { onboardingRoutes } from "./onboarding/routes.ts";
+import { opportunityRoutes } from "./opportunities/routes.ts";
 import { partitionExpirationRoutes } from "./partition-expiration/routes.ts";
 import { pendingDeletionRoutes } from "./pending-deletions/routes.ts";
 import { savingsRoutes } from "./savings/routes.ts";
@@ -90,6 +91,7 @@ export function buildApp(services: Services, options: AppOptions = {}) {
   app.route("/", slotRoutes);
   app.route("/", crunchRoutes);
   app.route("/", vacuumRoutes);
+  app.route("/", opportunityRoutes);
   app.route("/", partitionExpirationRoutes);
   app.route("/", pendingDeletionRoutes);
   app.route("/", catalogConnectionRoutes);

@@ -6,6 +6,7 @@ import type { JobKind } from "./jobs/kinds.ts";
 import { convertKind, prefixHardDeleteKind, removeInputsKind } from "./object-maintenance/conversion/kind.ts";
 import { discoveryKind } from "./object-maintenance/discovery/kind.ts";
 import { onboardingKind } from "./onboarding/kind.ts";
+import { opportunityScanKind } from "./opportunities/kind.ts";
 import { partitionExpirationKind } from "./partition-expiration/kind.ts";
 import { hardDeleteKind, recoverKind } from "./pending-deletions/kinds.ts";
 import { vacuumKind } from "./vacuum/kind.ts";
@@ -24,6 +25,7 @@ export const PLATFORM_JOB_KINDS: readonly JobKind<unknown>[] = [
   convertKind,
   removeInputsKind,
   prefixHardDeleteKind,
+  opportunityScanKind,
   noopKind,
   sleepKind,
 ];

@@ -33,6 +33,7 @@ import { DiscoverySchedule } from "./object-maintenance/discovery/scheduled.ts";
 import { DiscoveryService } from "./object-maintenance/discovery/service.ts";
 import { ObjectMaintenanceService } from "./object-maintenance/service.ts";
 import { OnboardingService } from "./onboarding/service.ts";
+import { OpportunityService } from "./opportunities/service.ts";
 import { PartitionExpirationService } from "./partition-expiration/service.ts";
 import { HardDeleteService } from "./pending-deletions/hard-delete.ts";
 import { PendingDeletionService } from "./pending-deletions/service.ts";
@@ -108,6 +109,8 @@ export interface Services {
   slots: SlotService;
   crunch: CrunchService;
   vacuum: VacuumService;
+  /** Table opportunities: the latest measurement per table, and scans when it is stale. */
+  opportunities: OpportunityService;
   partitionExpiration: PartitionExpirationService;
   pendingDeletions: PendingDeletionService;
   hardDelete: HardDeleteService;
@@ -186,6 +189,7 @@ export function createServices(deps: AppDeps): Services {
     slots,
     crunch: new CrunchService(deps.db, clock, jobs, tables, config, catalogRefs),
     vacuum: new VacuumService(jobs, tables, pendingDeletions),
+    opportunities: new OpportunityService(deps.db, clock, jobs, tables, catalogRefs),
     partitionExpiration: new PartitionExpirationService(clock, jobs, tables, config),
     pendingDeletions,
     hardDelete: new HardDeleteService(deps.db, clock, jobs, tables),

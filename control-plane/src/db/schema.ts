@@ -8,8 +8,9 @@
 
 import { CATALOG_TYPES } from "@lakesmith/shared/catalogs";
 import type { ExpiredFile, SupersededRef, VacuumMode } from "@lakesmith/shared/maintenance";
+import type { OpportunityScanResult } from "@lakesmith/shared/opportunities";
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 const createdAt = () =>
   integer("created_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`);
@@ -313,6 +314,27 @@ export const inventoryHistory = sqliteTable(
   },
   (t) => [index("inventory_history_table_idx").on(t.tableId, t.changedAt)],
 );
+
+/**
+ * The latest opportunity scan of each table (`opportunities/`): what a crunch would gain, measured by
+ * an agent on a sample (`OpportunityScanResult`), with the snapshot it measured. Written only by the
+ * batch that ends a succeeded `opportunity_scan` job, and only over an older measurement.
+ */
+export const tableOpportunities = sqliteTable("table_opportunities", {
+  tableId: text("table_id")
+    .primaryKey()
+    .references(() => lakeTables.id, { onDelete: "cascade" }),
+  jobId: text("job_id").notNull(),
+  measuredAt: integer("measured_at", { mode: "timestamp_ms" }).notNull(),
+  /** The snapshot measured: Delta log version, Iceberg metadata version, Hive commit stamp. */
+  tableVersion: integer("table_version").notNull(),
+  potentialDrrPercent: real("potential_drr_percent"),
+  smallFiles: integer("small_files").notNull(),
+  smallFileShare: real("small_file_share").notNull(),
+  missingOrdering: integer("missing_ordering", { mode: "boolean" }).notNull(),
+  result: text("result", { mode: "json" }).notNull().$type<OpportunityScanResult>(),
+});
+export type TableOpportunity = typeof tableOpportunities.$inferSelect;
 
 /**
  * How many tables have each onboarding status, kept exact by triggers on `tables` (migrations 0002

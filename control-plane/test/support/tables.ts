@@ -17,7 +17,7 @@ export const RECIPE: OnboardingRecipeResult = {
 /** A fake agent that can run everything the suites queue. */
 export const FAKE_AGENT = {
   id: "agt_fake_for_tests",
-  kinds: ["onboarding", "crunch", "vacuum", "partition_expiration"],
+  kinds: ["onboarding", "crunch", "vacuum", "partition_expiration", "opportunity_scan"],
   capabilities: ["s3", "gs", "file"],
   /** Allowed everything the suites' tables use (location keys, as offers compare them). */
   allow: ["s3://lake/", "s3://other/", "gs://other-lake/", "file:///"],
