@@ -4,7 +4,8 @@
  * (`backfill_start_date`, `backfill_end_date`, optional `cluster_columns`), or whole table
  * (`whole_table: true`, optional `cluster_columns`; an addition to the spec's two, for a crunch of
  * every file whatever its date). A field of another mode, two modes or none is a 422 naming the
- * fields, never something silently ignored.
+ * fields, never something silently ignored. `layout` (any mode; an extension) names a linear sort or
+ * a Z-order over 2-4 distinct columns instead of `cluster_columns`.
  */
 import { z } from "@hono/zod-openapi";
 import {
@@ -33,6 +34,11 @@ const MAX_CLUSTER_COLUMNS = 32;
  */
 export function clusterColumnNames(text: string): { names: string[]; problems: string[] } {
   const names = text.split(",").map((n) => n.trim());
+  return { names, problems: columnNameProblems(names) };
+}
+
+/** A message per name that is empty, not a column name, or named twice, and for too many names. */
+function columnNameProblems(names: readonly string[]): string[] {
   const problems: string[] = [];
   names.forEach((name, i) => {
     if (name === "") problems.push(`name ${i + 1} is empty; separate column names with single commas`);
@@ -43,8 +49,41 @@ export function clusterColumnNames(text: string): { names: string[]; problems: s
     else if (names.indexOf(name) !== i) problems.push(`'${name}' is named twice`);
   });
   if (names.length > MAX_CLUSTER_COLUMNS) problems.push(`at most ${MAX_CLUSTER_COLUMNS} columns`);
-  return { names, problems };
+  return problems;
 }
+
+/** A layout's columns: between `min` and `max` names (the agent's `LayoutSchema` holds the same bounds). */
+const layoutColumns = (type: string, min: number, max: number) =>
+  z
+    .array(z.string().max(255))
+    .superRefine((columns, ctx) => {
+      if (columns.length < min || columns.length > max)
+        ctx.addIssue({
+          code: "custom",
+          message: `a ${type} layout takes ${min} to ${max} columns, not ${columns.length}`,
+        });
+      for (const message of columnNameProblems(columns)) ctx.addIssue({ code: "custom", message });
+    })
+    .openapi({
+      description: `${min} to ${max} distinct column names.`,
+      example: ["customer_id", "event_time"],
+    });
+
+const LayoutBody = z
+  .discriminatedUnion("type", [
+    z.strictObject({ type: z.literal("linear"), columns: layoutColumns("linear", 1, 8) }),
+    z.strictObject({ type: z.literal("zorder"), columns: layoutColumns("zorder", 2, 4) }),
+  ])
+  .openapi("CrunchLayout", {
+    description:
+      "The rewrite's row order (an extension of document 1). linear sorts by the columns in order: a filter on the " +
+      "first skips most files, one on a later column few. zorder sorts by a Z-value, the interleaved bits of each " +
+      "column's rank among the rows sorted together (skewed data, strings and nulls alike; nulls last), so a filter " +
+      "on any one of the columns, or several, skips files. Applied as asked: the agent's tuning then only chooses " +
+      "the encoding and compression level (its reason says when the sort measured costly). An optimize pass never " +
+      "re-sorts and says so in the job's notes. Names the table lacks fail the job, naming them.",
+    example: { type: "zorder", columns: ["customer_id", "event_time"] },
+  });
 
 const LOOKBACK = z.number().int().min(0).max(3650);
 /** Wrapped here: the shared schema's zod instance may predate the OpenAPI extension (see schedules). */
@@ -84,6 +123,7 @@ export const CrunchTriggerSchema = z
           "metrics then say so and why (`notes`, `settings.reason`).",
         example: "customer_id,region",
       }),
+    layout: LayoutBody.optional(),
     priority: z
       .enum(PRIORITIES)
       .optional()
@@ -134,12 +174,18 @@ export const CrunchTriggerSchema = z
     if (body.cluster_columns !== undefined)
       for (const problem of clusterColumnNames(body.cluster_columns).problems)
         issue("cluster_columns", problem);
+    if (body.cluster_columns !== undefined && body.layout !== undefined)
+      issue(
+        "layout",
+        "send layout or cluster_columns, not both: a linear layout sorts as cluster_columns do",
+      );
   })
   .openapi("CrunchTrigger", {
     description:
       "Exactly one mode: lookback `{lookback_start, lookback_end, priority?}`, backfill " +
       "`{backfill_start_date, backfill_end_date, cluster_columns?, priority?}`, or whole table `{whole_table: true, cluster_columns?, priority?}`. " +
-      "Fields of two modes, or of none, are a 422 naming each field.",
+      "Fields of two modes, or of none, are a 422 naming each field. Any mode takes `layout` (a linear sort or a Z-order " +
+      "over 2-4 columns) instead of `cluster_columns`.",
   });
 export type CrunchTrigger = z.infer<typeof CrunchTriggerSchema>;
 
@@ -214,6 +260,13 @@ export const CrunchJobSchema = z
       .openapi({ description: "Inclusive partition dates, YYYY-MM-DD; null for the whole table." }),
     backfill_col: z.string().nullable(),
     cluster_columns: z.array(z.string()).openapi({ description: "Sort columns of the rewrite." }),
+    layout: z
+      .object({ type: z.enum(["linear", "zorder"]), columns: z.array(z.string()) })
+      .nullable()
+      .openapi({
+        description:
+          "The layout the trigger named, which the rewrite applies instead of cluster_columns; null when none.",
+      }),
     target_file_size_mb: z.number().int().nullable(),
     attempt: z.number().int(),
     agent_id: z.string().nullable(),

@@ -152,6 +152,7 @@ export class CrunchService {
       ...(backfill && recipe?.date_filter_column ? { backfill_col: recipe.date_filter_column } : {}),
       target_file_size_mb: table.targetFileSizeMb,
       cluster_columns: clusterColumns,
+      ...(trigger.layout ? { layout: trigger.layout } : {}),
       recipe,
       mutation_interval_minutes: values.mutation_interval_threshold_minutes,
       parquet_v2: table.parquetV2,

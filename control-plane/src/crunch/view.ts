@@ -37,6 +37,7 @@ export function crunchJobView(job: Job): CrunchJobWire {
     date_range: payload?.date_range ?? null,
     backfill_col: payload?.backfill_col ?? null,
     cluster_columns: payload?.cluster_columns ?? payload?.recipe?.cluster_columns ?? [],
+    layout: payload?.layout ?? null,
     target_file_size_mb: payload?.target_file_size_mb ?? null,
     summary: result
       ? {
