@@ -54,6 +54,16 @@ SELECT '*', `day`, sum(`rewrites`), sum(`bytes_before`), sum(`bytes_after`), sum
   sum(`partitions_crunched`), sum(`partitions_deleted`), sum(`files_deleted`), sum(`bytes_deleted`)
 FROM `savings_daily` WHERE `table_id` != '*' GROUP BY `day`;
 --> statement-breakpoint
+/* The catalogs' rows: the sum of each day's rows of the tables linked to a synced table of the catalog. */
+INSERT INTO `savings_daily`
+SELECT '@' || ct.`connection_id` || ':' || ct.`catalog` AS `k`, s.`day`, sum(s.`rewrites`), sum(s.`bytes_before`), sum(s.`bytes_after`),
+  sum(s.`files_before`), sum(s.`files_after`), sum(s.`partitions_crunched`), sum(s.`partitions_deleted`),
+  sum(s.`files_deleted`), sum(s.`bytes_deleted`)
+FROM `savings_daily` s
+JOIN `tables` t ON t.`id` = s.`table_id`
+JOIN `catalog_tables` ct ON ct.`connection_id` = t.`catalog_connection_id` AND ct.`full_name` = t.`catalog_full_name`
+GROUP BY `k`, s.`day`;
+--> statement-breakpoint
 /* Every job counted above is counted once: a finish hook run again for it adds nothing. */
 INSERT INTO `savings_counted` (`job_id`)
 SELECT `id` FROM `jobs`

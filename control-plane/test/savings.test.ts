@@ -89,6 +89,15 @@ beforeAll(async () => {
     pending_deletion_grace_hours: 0,
   });
   expect(config.status, config.text).toBe(200);
+  // Table a is linked to catalog `main` of a connection (its synced table says so): its jobs count
+  // for the catalog too.
+  await plane.services.db.run(sql`insert into catalog_tables
+    (connection_id, full_name, catalog, schema, name, detail, synced_at, sync_job_id)
+    values ('con_savings', 'main.sales.orders', 'main', 'sales', 'orders', '{}', 0, 'job_sync')`);
+  await plane.services.db.run(
+    sql`update tables set catalog_connection_id = 'con_savings', catalog_full_name = 'main.sales.orders' where id = ${tables.a.id}`,
+  );
+
   // The fixture: three committed crunches, one in the third quarter.
   await crunch(tables.a.id, "2026-09-30T20:00:00Z", crunchResult(100 * GiB, 40 * GiB));
   await crunch(tables.a.id, "2026-11-19T08:00:00Z", crunchResult(50 * GiB, 20 * GiB));
@@ -133,15 +142,6 @@ beforeAll(async () => {
     hardJob,
     hardDeleteResult(payload, { "event_date=2025-01-01/part-1.parquet": { outcome: "absent" } }),
   );
-  // Table a is linked to catalog `main` of a connection (its synced table says so); linked now,
-  // its savings so far count for the catalog.
-  await plane.services.db.run(sql`insert into catalog_tables
-    (connection_id, full_name, catalog, schema, name, detail, synced_at, sync_job_id)
-    values ('con_savings', 'main.sales.orders', 'main', 'sales', 'orders', '{}', 0, 'job_sync')`);
-  await plane.services.db.run(
-    sql`update tables set catalog_connection_id = 'con_savings', catalog_full_name = 'main.sales.orders' where id = ${tables.a.id}`,
-  );
-
   clock.set(new Date("2026-11-21T15:00:00Z"));
 });
 afterAll(() => plane.close());
@@ -250,7 +250,7 @@ describe("savings", () => {
     await db.delete(savingsCounted);
     const migration = readFileSync(new URL("../drizzle/0021_savings.sql", import.meta.url), "utf8");
     const backfill = migration.split("--> statement-breakpoint").filter((s) => /^\s*\/\*/.test(s));
-    expect(backfill.length).toBe(5);
+    expect(backfill.length).toBe(6);
     for (const statement of backfill) await db.run(sql.raw(statement));
     expect(await db.select().from(savingsDaily).orderBy(savingsDaily.tableId, savingsDaily.day)).toEqual(
       before,

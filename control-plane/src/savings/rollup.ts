@@ -7,22 +7,37 @@
  *   and files before and after, partitions crunched; a succeeded partition expiration that
  *   committed (not a dry run or validate): its partitions; a succeeded hard delete: the files its
  *   agent reported `deleted` (not `absent`, not `retained`), with the sizes their records hold.
- * - Where: the job's table's row and the all-tables row (`*`) of the UTC day the job finished.
+ * - Where: rows of the UTC day the job finished: the job's table's, the all-tables row (`*`), and,
+ *   when the table is linked to a synced catalog table then, its catalog's (`catalogKey`), so a
+ *   catalog's figures are read from its own rows, not summed over its tables.
  * - Once: every statement is guarded by `ended` and by the job's absence from `savings_counted`;
  *   the last statement adds it there, so running the statements again adds nothing.
- * - Cost: three statements per job, each reading the job row by id; no job JSON is read later.
+ * - Cost: four statements per job, each reading the job row (and its table's link) by key; no job
+ *   JSON is read later.
  *   Migration 0021 backfilled the jobs that ended before it with the same rules.
  */
 import { CrunchResultSchema } from "@lakesmith/shared/jobs";
 import { HardDeleteResultSchema, PartitionExpirationResultSchema } from "@lakesmith/shared/maintenance";
 import { getTableColumns, type SQL, sql } from "drizzle-orm";
+import type { CatalogRef } from "../catalogs/ids.ts";
 import type { Db } from "../db/index.ts";
 import { insertSelect } from "../db/insert-select.ts";
-import { type Job, jobs, pendingDeletions, savingsCounted, savingsDaily } from "../db/schema.ts";
+import {
+  catalogTables,
+  type Job,
+  jobs,
+  lakeTables,
+  pendingDeletions,
+  savingsCounted,
+  savingsDaily,
+} from "../db/schema.ts";
 import type { FinishHook } from "../jobs/kinds.ts";
 
 /** The `table_id` of the rows that sum every table. */
 export const ALL_TABLES = "*";
+
+/** The `table_id` of a catalog's rows: `@<connection_id>:<catalog>` (table ids never start with `@`). */
+export const catalogKey = (ref: CatalogRef) => `@${ref.connectionId}:${ref.catalog}`;
 
 type Counter = Exclude<keyof typeof savingsDaily.$inferSelect, "tableId" | "day">;
 /** What one job adds, as SQL over its row `j`; a counter left out adds 0. */
@@ -78,9 +93,13 @@ export const countHardDeleted: FinishHook = ({ db }, job, end, ended) => {
 /** Adds `figures` to the table's and the all-tables row of the job's day, once per job. */
 function rollup(db: Db, job: Job, ended: SQL, figures: Figures) {
   if (!job.tableId) return [];
-  const once = sql`from ${jobs} j where j.id = ${job.id} and ${ended}
+  const guard = sql`j.id = ${job.id} and ${ended}
     and not exists (select 1 from ${savingsCounted} c where c.job_id = j.id)`;
-  const add = (tableId: SQL) =>
+  const once = sql`from ${jobs} j where ${guard}`;
+  const linked = sql`from ${jobs} j join ${lakeTables} t on t.id = j.table_id
+    join ${catalogTables} ct on ct.connection_id = t.catalog_connection_id and ct.full_name = t.catalog_full_name
+    where ${guard}`;
+  const add = (tableId: SQL, from = once) =>
     insertSelect(
       db,
       savingsDaily,
@@ -89,11 +108,12 @@ function rollup(db: Db, job: Job, ended: SQL, figures: Figures) {
         day: sql`strftime('%Y-%m-%d', j.finished_at / 1000, 'unixepoch')`,
         ...Object.fromEntries(COUNTERS.map(([key]) => [key, figures[key] ?? sql`0`])),
       } as Parameters<typeof insertSelect<typeof savingsDaily>>[2],
-      once,
+      from,
     ).onConflictDoUpdate({ target: [savingsDaily.tableId, savingsDaily.day], set: ADD_EXCLUDED });
   return [
     add(sql`j.table_id`),
     add(sql`${ALL_TABLES}`),
+    add(sql`'@' || ct.connection_id || ':' || ct.catalog`, linked),
     insertSelect(db, savingsCounted, { jobId: sql`j.id` }, once).onConflictDoNothing(),
   ];
 }

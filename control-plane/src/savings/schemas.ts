@@ -14,7 +14,7 @@ export const DEFAULT_RANGE_DAYS = 30;
 export const SAVED_BYTES =
   "Bytes saved = max(0, `bytes_before` - `bytes_after`), where both are summed over every committed rewrite (a crunch or optimize job that succeeded and committed): `bytes_before` is the size of the files a rewrite replaced, `bytes_after` of the files it wrote. A later rewrite of the same data counts again from its own before (the previous rewrite's after), so the sum is the reduction of the table's footprint by Lakesmith's rewrites since they began, not the bytes stored now: files written or deleted by others are not in it.";
 const SCOPE =
-  "`all`: every table, including tables deleted since (their figures stay in the sum); `table`: one Lakesmith table; `catalog`: the Lakesmith tables onboarded through a catalog connection whose synced table belongs to the catalog (by the synced table's own `catalog`), as they are now.";
+  "`all`: every table, including tables deleted since (their figures stay in the sum); `table`: one Lakesmith table; `catalog`: the jobs of Lakesmith tables linked to a synced table of the catalog (onboarded through its catalog connection; the synced table's own `catalog` names it), counted for the catalog when each job ended.";
 
 const bytes = (description: string) => z.number().openapi({ description });
 const count = (description: string) => z.number().int().openapi({ description });

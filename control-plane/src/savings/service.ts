@@ -1,17 +1,16 @@
 /**
  * Savings and metrics, read from the daily rollup (`rollup.ts`), never from job results.
  *
- * - A scope is every table (the `*` rows), one table (its rows) or a catalog (the rows of the
- *   Lakesmith tables linked to a synced table whose `catalog` is the catalog's name, on its
- *   connection; found through `tables_catalog_idx` and `catalog_tables`' primary key).
+ * - A scope is every table (the `*` rows), one table (its rows) or a catalog (its own rows:
+ *   what jobs of tables linked to one of its synced tables counted when they ended).
  * - Savings: one aggregate query over the scope's rows, the formulas of `formulas.ts` applied to
  *   the sums at the current settings. Metrics: one query grouped by day over the range, every
  *   missing day filled with zeros.
- * - Bounds: all tables reads one row per day with activity; a table the same; a catalog one row
- *   per linked table per day with activity. Metrics ranges are at most `MAX_RANGE_DAYS` days.
+ * - Bounds: every scope reads one row per day with activity (its primary key's prefix); metrics
+ *   ranges are at most `MAX_RANGE_DAYS` days.
  */
 import type { Clock } from "@lakesmith/shared";
-import { type AnyColumn, and, eq, gte, inArray, lte, type SQL, sql } from "drizzle-orm";
+import { type AnyColumn, and, eq, gte, lte, type SQL, sql } from "drizzle-orm";
 import { parseCatalogId } from "../catalogs/ids.ts";
 import type { ConfigService } from "../config/service.ts";
 import type { Db } from "../db/index.ts";
@@ -25,7 +24,7 @@ import {
   operationalCost,
   quarterOf,
 } from "./formulas.ts";
-import { ALL_TABLES } from "./rollup.ts";
+import { ALL_TABLES, catalogKey } from "./rollup.ts";
 import {
   DEFAULT_RANGE_DAYS,
   MAX_RANGE_DAYS,
@@ -194,24 +193,11 @@ export class SavingsService {
         .where(and(eq(catalogTables.connectionId, ref.connectionId), eq(catalogTables.catalog, ref.catalog)))
         .limit(1));
     if (!ref || !seen?.length) throw notFound("Catalog", catalogId);
-    const linked = this.db
-      .select({ id: lakeTables.id })
-      .from(lakeTables)
-      .innerJoin(
-        catalogTables,
-        and(
-          eq(catalogTables.connectionId, lakeTables.catalogConnectionId),
-          eq(catalogTables.fullName, lakeTables.catalogFullName),
-        ),
-      )
-      .where(
-        and(eq(lakeTables.catalogConnectionId, ref.connectionId), eq(catalogTables.catalog, ref.catalog)),
-      );
     return {
       scope: "catalog",
       table_id: null,
       catalog_id: catalogId,
-      rows: inArray(savingsDaily.tableId, linked),
+      rows: eq(savingsDaily.tableId, catalogKey(ref)),
     };
   }
 
