@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runOpportunityScan } from "../src/opportunities/run.ts";
 import { FileStore } from "../src/store/index.ts";
 import { HiveMetastoreServer } from "./support/hive-metastore.ts";
-import { writeHiveTable } from "./support/hive-tables.ts";
+import { HIVE_COLUMNS, writeHiveTable } from "./support/hive-tables.ts";
 import { writeIcebergTable } from "./support/iceberg-tables.ts";
 import { jobContext } from "./support/maintenance.ts";
 
@@ -108,5 +108,29 @@ describe("opportunity scans of other formats", () => {
     expect(result.sample.rows).toBe(10 * 200);
     expect(result.potential_drr_percent).not.toBeNull();
     expect(result.missing_ordering).toBe(false);
+  });
+
+  it("samples nothing of a table a crunch would refuse to rewrite, and says why", async () => {
+    const dir = join(root, "stamped");
+    const written = await writeHiveTable(dir, { partitions: ["2026-01-01"] });
+    metastore.registerParquetTable(
+      {
+        db: "lake",
+        name: "stamped",
+        location: `file://${dir}`,
+        ...written.spec,
+        columns: [...HIVE_COLUMNS, { name: "seen", type: "struct<at:timestamp>" }],
+      },
+      written.partitions,
+    );
+    const result = await scan(dir, {
+      format: "hive",
+      catalog: { type: "hive_metastore", uri: metastore.uri, database: "lake", table: "stamped" },
+      target_file_size_mb: 1,
+    });
+    expect(result.potential_drr_percent).toBeNull();
+    expect(result.sample.files).toBe(0);
+    expect(result.method).toBe("nothing sampled: a crunch would refuse to rewrite this table");
+    expect(result.notes.join(" ")).toMatch(/^a crunch would refuse this table: .*timestamp column seen/);
   });
 });

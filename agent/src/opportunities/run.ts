@@ -65,10 +65,11 @@ export async function runOpportunityScan(
       maxBinBytes: Number.MAX_SAFE_INTEGER,
     });
     const candidates = plan.partitions.flatMap((p) => p.bins.flat());
-    const sample = pickSample(candidates, {
-      maxFiles: payload.sample_max_files,
-      maxBytes: payload.sample_max_bytes,
-    });
+    // A table the crunch refuses to rewrite has nothing to gain from one: nothing is sampled.
+    const refusal = table.writeRefusal();
+    const sample = refusal
+      ? []
+      : pickSample(candidates, { maxFiles: payload.sample_max_files, maxBytes: payload.sample_max_bytes });
     const names = new Set(table.columns.map((c) => c.name));
     const asked = payload.cluster_columns ?? payload.recipe?.cluster_columns ?? [];
     const unknown = asked.filter((c) => !names.has(c) && !table.partitionColumns.includes(c));
@@ -122,7 +123,8 @@ export async function runOpportunityScan(
     const sampleBytes = sum(sample.map((f) => f.size));
     const unsorted = cluster.length > 0 && filesSorted < checked;
     const notes: string[] = [];
-    if (candidates.length === 0)
+    if (refusal) notes.push(`a crunch would refuse this table: ${refusal}`);
+    else if (candidates.length === 0)
       notes.push("a crunch would rewrite no file now: every partition is in shape");
     else if (sample.length === 0)
       notes.push(
@@ -135,7 +137,9 @@ export async function runOpportunityScan(
     return {
       measured_at: started.toISOString(),
       table_version: table.version,
-      method: methodOf(sample, candidates.length, rewrite),
+      method: refusal
+        ? "nothing sampled: a crunch would refuse to rewrite this table"
+        : methodOf(sample, candidates.length, rewrite),
       files: table.files.length,
       total_bytes: sum(table.files.map((f) => f.size)),
       target_file_size_bytes: targetBytes,
@@ -156,7 +160,7 @@ export async function runOpportunityScan(
       potential_drr_percent:
         sampleBytes > 0
           ? round2(100 * (1 - rewrite.bytesAfter / sampleBytes))
-          : candidates.length === 0
+          : candidates.length === 0 && !refusal
             ? 0
             : null,
       ordering: { columns: cluster, source, files_checked: checked, files_sorted: filesSorted },
