@@ -90,7 +90,7 @@ export const countHardDeleted: FinishHook = ({ db }, job, end, ended) => {
   });
 };
 
-/** Adds `figures` to the table's and the all-tables row of the job's day, once per job. */
+/** Adds `figures` to the table's, the all-tables and the linked catalog's rows of the job's day, once per job. */
 function rollup(db: Db, job: Job, ended: SQL, figures: Figures) {
   if (!job.tableId) return [];
   const guard = sql`j.id = ${job.id} and ${ended}
@@ -113,6 +113,7 @@ function rollup(db: Db, job: Job, ended: SQL, figures: Figures) {
   return [
     add(sql`j.table_id`),
     add(sql`${ALL_TABLES}`),
+    // `catalogKey` in SQL: the catalog of the synced table the job's table is linked to now.
     add(sql`'@' || ct.connection_id || ':' || ct.catalog`, linked),
     insertSelect(db, savingsCounted, { jobId: sql`j.id` }, once).onConflictDoNothing(),
   ];
