@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { latestVersion, writeEventsTable } from "../../test/support/delta-tables.ts";
 import { runCrunch } from "../src/crunch/run.ts";
 import { Engine, sqlString } from "../src/engine/index.ts";
-import { isSortedBy } from "../src/opportunities/ordering.ts";
+import { isSortedBy, orderedByTag } from "../src/opportunities/ordering.ts";
 import { runOpportunityScan } from "../src/opportunities/run.ts";
 import { pickSample } from "../src/opportunities/sample.ts";
 import { FileStore } from "../src/store/index.ts";
@@ -135,6 +135,17 @@ describe("opportunity scan", () => {
     } finally {
       engine.close();
     }
+  });
+
+  it("reads the order of a file Lakesmith wrote from its settings tag", () => {
+    const tag = (sort: string) => ({ "lakesmith.settings": `zstd:3;rg=122880;sort=${sort};dict=6144;v1` });
+    expect(orderedByTag(tag("customer_id,event_ts"), ["customer_id"])).toBe(true);
+    expect(orderedByTag(tag("event_ts,customer_id"), ["customer_id"])).toBe(false);
+    expect(orderedByTag(tag("zorder(b,a)"), ["a", "b"])).toBe(true);
+    expect(orderedByTag(tag("zorder(a,b,c)"), ["a", "b"])).toBe(false);
+    expect(orderedByTag(tag("none"), ["a"])).toBe(false);
+    expect(orderedByTag(null, ["a"])).toBe(false);
+    expect(orderedByTag({ other: "sort=a" }, ["a"])).toBe(false);
   });
 
   it("draws the same bounded sample from the same files, spread over them", () => {

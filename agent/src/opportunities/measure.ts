@@ -21,7 +21,7 @@ import { describeSettings, type Engine, tuneSettings } from "../engine/index.ts"
 import type { Table, TableFile } from "../formats/index.ts";
 import { sum } from "../numbers.ts";
 import { localPaths, type ObjectStore } from "../store/index.ts";
-import { isSortedBy } from "./ordering.ts";
+import { isSortedBy, orderedByTag } from "./ordering.ts";
 
 export interface SampleJob {
   engine: Engine;
@@ -66,7 +66,12 @@ export async function rewriteSample(job: SampleJob): Promise<SampleRewrite> {
         join(binDir, "in"),
         job.signal,
       );
-      for (const input of inputs) if (await isSortedBy(engine, input, job.orderColumns)) done.filesSorted++;
+      for (const [i, input] of inputs.entries())
+        if (
+          orderedByTag(bin[i]?.tags, job.orderColumns) ||
+          (await isSortedBy(engine, input, job.orderColumns))
+        )
+          done.filesSorted++;
       const columns = table.columnsFor(bin[0]?.partitionValues ?? {});
       if (table.readsDeclaredColumnsOnly)
         await refuseUndeclaredColumns(engine, { partition, inputs }, [

@@ -1,14 +1,22 @@
 /**
- * Whether a file's rows are in the order of the cluster columns, checked row by row: each row is
- * compared with the one before it in the file (`file_row_number`), lexicographically over the
- * columns, NULLs last (as the crunch's `ORDER BY` writes them). A file is sorted when no row is
- * smaller than its predecessor. One scan of the file; columns the file does not hold (partition
- * columns live in paths) are left out of the comparison. The files checked are the scan's crunch
- * sample, or, where a crunch would rewrite nothing, a sample of the live files drawn the same way.
+ * Whether a file's rows are in the order of the cluster columns:
+ *
+ * - A file Lakesmith wrote says how it was sorted in its settings tag (`sort=a,b` or
+ *   `sort=zorder(a,b)`, `crunch/settings.ts` `settingsTag`): it is in order when a linear sort
+ *   starts with the cluster columns, or a Z-order is over exactly them (a Z-order clusters each of
+ *   its columns; rows are not in any one column's order, so reading them could not tell).
+ * - Any other file is checked row by row: each row is compared with the one before it in the file
+ *   (`file_row_number`), lexicographically over the columns, NULLs last (as the crunch's
+ *   `ORDER BY` writes them); sorted when no row is smaller than its predecessor. One scan of the
+ *   file; columns the file does not hold (partition columns live in paths) are left out.
+ * - The files checked are the scan's crunch sample, or, where a crunch would rewrite nothing, a
+ *   sample of the live files drawn the same way.
  */
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
+import { WRITTEN_BY_TAG } from "../crunch/plan.ts";
 import { type Engine, sqlIdent, sqlString } from "../engine/index.ts";
+import type { TableFile } from "../formats/index.ts";
 import { localPaths, type ObjectStore } from "../store/index.ts";
 
 /** Whether the local Parquet file at `path` is sorted by `columns`; true when it holds none of them. */
@@ -39,20 +47,42 @@ export async function isSortedBy(engine: Engine, path: string, columns: readonly
 }
 
 /**
- * How many of `keys` are sorted by `columns`, each downloaded into `dir` (a local store's files are
- * read in place) and removed after its check: for a scan whose crunch sample is empty.
+ * Whether the settings tag of a file Lakesmith wrote records an order that gives `columns`'
+ * clustering; false for a file without a tag.
+ *
+ * @example orderedByTag({ "lakesmith.settings": "zstd;rg=1;sort=zorder(b,a);v1" }, ["a", "b"]) // true
+ */
+export function orderedByTag(tags: TableFile["tags"], columns: readonly string[]): boolean {
+  const sort = /(?:^|;)sort=([^;]*)/.exec(tags?.[WRITTEN_BY_TAG] ?? "")?.[1];
+  if (!sort || sort === "none" || columns.length === 0) return false;
+  const zorder = /^zorder\((.*)\)$/.exec(sort)?.[1];
+  if (zorder !== undefined) {
+    const sorted = zorder.split(",");
+    return sorted.length === columns.length && columns.every((c) => sorted.includes(c));
+  }
+  const sorted = sort.split(",");
+  return columns.every((c, i) => sorted[i] === c);
+}
+
+/**
+ * How many of `files` are in the order of `columns`: by their tag, else each downloaded into `dir`
+ * (a local store's files are read in place) and removed after its check.
  */
 export async function countSorted(
   engine: Engine,
   store: Pick<ObjectStore, "localFile" | "download">,
-  keys: readonly string[],
+  files: readonly Pick<TableFile, "key" | "tags">[],
   columns: readonly string[],
   dir: string,
   signal: AbortSignal,
 ): Promise<number> {
   let sorted = 0;
-  for (const [i, key] of keys.entries()) {
-    const [path] = await localPaths(store, [key], join(dir, `order-${i}`), signal);
+  for (const [i, file] of files.entries()) {
+    if (orderedByTag(file.tags, columns)) {
+      sorted++;
+      continue;
+    }
+    const [path] = await localPaths(store, [file.key], join(dir, `order-${i}`), signal);
     try {
       if (await isSortedBy(engine, path as string, columns)) sorted++;
     } finally {

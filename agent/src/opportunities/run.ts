@@ -108,14 +108,7 @@ export async function runOpportunityScan(
         ? 0
         : sample.length > 0
           ? rewrite.filesSorted
-          : await countSorted(
-              engine,
-              options.store,
-              ordered.map((f) => f.key),
-              cluster,
-              ctx.scratchDir,
-              ctx.signal,
-            );
+          : await countSorted(engine, options.store, ordered, cluster, ctx.scratchDir, ctx.signal);
     const checked = cluster.length === 0 ? 0 : ordered.length;
 
     // 4. Report.
