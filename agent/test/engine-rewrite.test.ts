@@ -188,6 +188,41 @@ describe("rewriteFiles", () => {
     expect(rows.map((r) => r.id)).toEqual(sorted.map((r) => r.id));
   });
 
+  it("writes a sorted write asked for several files as that many files, each the next stretch of the order", async () => {
+    const inputs = await writeBin("sort-slices", 3, 1_001);
+    const out = await rewriteFiles(engine, {
+      inputs,
+      columns,
+      outDir: join(dir, "out-sort-slices"),
+      namePrefix: "part-z",
+      settings: { ...zstd, sort_columns: ["country", "id"] },
+      targetFileBytes: 64 * 2 ** 20,
+      sortedFiles: 4,
+    });
+    expect(out.files.map((f) => f.rows)).toEqual([751, 751, 751, 750]);
+    expect(compareChecksums(await checksumFiles(engine, inputs, columns), out.checksum)).toEqual([]);
+    // Read file after file, each in its own row order: one sorted sequence across all four.
+    const rows: { country: string | null; id: string }[] = [];
+    for (const file of out.files)
+      rows.push(
+        ...(await engine.query<{ country: string | null; id: string }>(
+          `select country, id from read_parquet(${sqlString(file.path)}, file_row_number = true) order by file_row_number`,
+        )),
+      );
+    const sorted = [...rows].sort(
+      (a, b) => (a.country ?? "\uffff").localeCompare(b.country ?? "\uffff") || Number(a.id) - Number(b.id),
+    );
+    expect(rows.map((r) => r.id)).toEqual(sorted.map((r) => r.id));
+    // Each file's statistics name its own stretch (1,001 rows each of DE, US and null, in order):
+    // the next file starts where it ended, and the last holds only nulls.
+    expect(out.files.map((f) => [f.stats.minValues?.country, f.stats.maxValues?.country])).toEqual([
+      ["DE", "DE"],
+      ["DE", "US"],
+      ["US", "US"],
+      [undefined, undefined],
+    ]);
+  });
+
   it("writes Delta statistics: exact bounds where safe, rounded outward timestamps, no bounds for long strings", async () => {
     const inputs = await writeBin("stats", 1, 1_000);
     const out = await rewriteFiles(engine, {
