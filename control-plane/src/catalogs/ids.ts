@@ -42,10 +42,10 @@ export function parseCatalogId(id: string): CatalogRef | undefined {
   return catalogId(ref) === id ? ref : undefined;
 }
 
-/** The `table_id` of a synced table of the catalog `ref` whose `full_name` is `fullName`. */
-export function tableId(ref: CatalogRef, fullName: string): string {
+/** The `table_id` of a synced table of the catalog `ref` whose `full_name` is `fullName` (`knownCatalogId`: its id, when the caller has it). */
+export function tableId(ref: CatalogRef, fullName: string, knownCatalogId = catalogId(ref)): string {
   const rest = fullName.startsWith(`${ref.catalog}.`) ? fullName.slice(ref.catalog.length + 1) : fullName;
-  return `${catalogId(ref)}.${rest}`;
+  return `${knownCatalogId}.${rest}`;
 }
 
 /** The `full_name` a `table_id` names within the catalog `ref`; undefined when it is not one of its ids. */

@@ -1062,7 +1062,11 @@ export const managedTables = sqliteTable(
   },
   (t) => [
     primaryKey({ columns: [t.connectionId, t.fullName] }),
-    index("managed_tables_list_idx").on(t.fullName, t.connectionId),
+    // The list walks this index in order and filters `q` on its `name`, fetching only rows it keeps.
+    index("managed_tables_list_idx").on(t.fullName, t.connectionId, t.name),
+    // The total of a list filtered by `q`: counted from this index, over the range of names that
+    // start with the pattern's literal head (either case).
+    index("managed_tables_name_idx").on(sql`lower(${t.name})`),
     index("managed_tables_due_idx").on(t.nextRunAt).where(sql`${t.nextRunAt} is not null`),
     index("managed_tables_scope_idx").on(t.connectionId, t.catalog, t.schema),
     index("managed_tables_policy_idx").on(t.policyId),
@@ -1081,6 +1085,8 @@ export const policyCatalogs = sqliteTable(
     connectionId: text("connection_id").notNull(),
     catalog: text("catalog").notNull(),
     resolvedAt: integer("resolved_at", { mode: "timestamp_ms" }),
+    /** Its managed tables, counted by each resolution: the list's total without reading every row. */
+    managedCount: integer("managed_count").notNull().default(0),
     pausedAt: integer("paused_at", { mode: "timestamp_ms" }),
     pausedBy: text("paused_by"),
   },

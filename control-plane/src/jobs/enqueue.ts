@@ -19,6 +19,7 @@
 import { newId } from "@lakesmith/shared";
 import { endpointKey, locationKey, parseLocation } from "@lakesmith/shared/locations";
 import { and, eq, sql } from "drizzle-orm";
+import { insertSelect } from "../db/insert-select.ts";
 import { type Job, type JobStatus, jobs, type Priority } from "../db/schema.ts";
 import { issueSummary } from "../http/problem.ts";
 import type { Engine } from "./engine.ts";
@@ -38,7 +39,14 @@ export interface NewJob {
   trigger?: string;
   scheduleId?: string | null;
   createdBy?: string | null;
+  /** Not offered before this (default now): a job asked for later, or held for a step of the control plane. */
+  notBefore?: Date;
+  /** A held job says here what it waits for (the agent's progress replaces it once it runs). */
+  progress?: Record<string, unknown> | null;
 }
+
+/** How a trigger queues its job, for services that build the job themselves: why, and from when. */
+export type Queueing = Pick<NewJob, "trigger" | "notBefore" | "progress">;
 
 /** The routing and overlap columns of a new job, as its kind's declaration derives them. */
 export interface Routing {
@@ -101,12 +109,84 @@ export function insertStatement(
       trigger: input.trigger ?? "manual",
       scheduleId: input.scheduleId ?? null,
       createdBy: input.createdBy ?? null,
-      notBefore: now,
+      notBefore: input.notBefore ?? now,
+      progress: input.progress ?? null,
       createdAt: now,
       updatedAt: now,
     })
     .onConflictDoNothing({ target: jobs.dedupeKey })
     .returning();
+}
+
+/**
+ * One insert of many new jobs (each skipped when its dedupe key exists), for callers that queue
+ * hundreds at once (the policy engine's tick): the rows travel as one JSON value, so the statement
+ * is prepared once and binds one parameter however many jobs it holds (D1 allows 100).
+ */
+export function insertManyStatement(engine: Engine, inputs: readonly NewJob[]) {
+  const now = engine.clock.now().getTime();
+  const rows = inputs.map((input) => {
+    const routing = routingOf(engine, input);
+    return {
+      id: newId("job"),
+      kind: input.kind,
+      table_id: input.tableId ?? null,
+      priority: input.priority ?? "P2",
+      payload: input.payload,
+      requires: routing.requires,
+      locations: routing.locations,
+      endpoints: routing.endpoints,
+      exclusion: routing.exclusion,
+      locks: routing.locks,
+      max_attempts: routing.maxAttempts,
+      dedupe_key: input.dedupeKey ?? null,
+      trigger: input.trigger ?? "manual",
+      schedule_id: input.scheduleId ?? null,
+      created_by: input.createdBy ?? null,
+      not_before: (input.notBefore ?? new Date(now)).getTime(),
+      progress: input.progress ?? null,
+    };
+  });
+  const f = (key: string) => sql`json_extract(j.value, ${`$.${key}`})`;
+  const json = (key: string) => sql`json(json_extract(j.value, ${`$.${key}`}))`;
+  return insertSelect(
+    engine.db,
+    jobs,
+    {
+      id: f("id"),
+      kind: f("kind"),
+      tableId: f("table_id"),
+      priority: f("priority"),
+      payload: json("payload"),
+      requires: json("requires"),
+      locations: json("locations"),
+      endpoints: json("endpoints"),
+      exclusion: f("exclusion"),
+      locks: json("locks"),
+      refusals: sql`'[]'`,
+      status: sql`'queued'`,
+      attempt: sql`0`,
+      maxAttempts: f("max_attempts"),
+      fence: sql`0`,
+      leaseOwner: sql`null`,
+      leaseExpiresAt: sql`null`,
+      notBefore: f("not_before"),
+      dedupeKey: f("dedupe_key"),
+      trigger: f("trigger"),
+      scheduleId: f("schedule_id"),
+      progress: sql`case when json_type(j.value, '$.progress') = 'object' then json(json_extract(j.value, '$.progress')) end`,
+      partFence: sql`null`,
+      partSeq: sql`null`,
+      result: sql`null`,
+      error: sql`null`,
+      createdBy: f("created_by"),
+      createdAt: sql`${now}`,
+      updatedAt: sql`${now}`,
+      startedAt: sql`null`,
+      finishedAt: sql`null`,
+    },
+    sql`from json_each(${JSON.stringify(rows)}) j where true`,
+  ).onConflictDoNothing({ target: jobs.dedupeKey });
 }
 
 /** Queues a job. With a `dedupeKey` that already exists, returns the existing job instead. */

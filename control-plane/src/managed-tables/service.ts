@@ -7,9 +7,11 @@
  *   catalog's emergency stop), `waiting` (it does not qualify yet, or onboarding has not finished:
  *   `waiting_reason` says which), else `active`.
  * - List: keyset on (full_name, connection_id) by index `managed_tables_list_idx`; a page reads at
- *   most `page_size + 1` rows past its token; `q` (a wildcard on the name) filters the same walk.
+ *   most `page_size + 1` rows past its token; `q` (a wildcard on the name) filters the same walk on
+ *   the index's `name`. The total is the resolutions' counts per catalog, or with `q` a count over
+ *   the name index.
  */
-import { and, asc, eq, gt, or, sql } from "drizzle-orm";
+import { and, asc, eq, gt, or, type SQL, sql } from "drizzle-orm";
 import { wildcardLike } from "../catalogs/directory.ts";
 import { catalogId, parseTableId, tableId } from "../catalogs/ids.ts";
 import type { ConfigService } from "../config/service.ts";
@@ -41,10 +43,8 @@ export class ManagedTableService {
 
   async list(filter: { q?: string | undefined; page_size: number; page_token?: string | undefined }) {
     const after = keyAfter(filter.page_token, 2);
-    const where =
-      filter.q !== undefined
-        ? sql`${managedTables.name} like ${wildcardLike(filter.q)} escape '\\'`
-        : undefined;
+    // The page walks the list's order and filters on the name; the count reads the name's range.
+    const where = filter.q !== undefined ? nameLike(filter.q) : undefined;
     const [rows, [total], pausedAll] = await Promise.all([
       this.db
         .select({ m: managedTables, pausedAt: policyCatalogs.pausedAt })
@@ -71,7 +71,11 @@ export class ManagedTableService {
         )
         .orderBy(asc(managedTables.fullName), asc(managedTables.connectionId))
         .limit(filter.page_size + 1),
-      this.db.select({ n: sql<number>`count(*)` }).from(managedTables).where(where),
+      filter.q !== undefined
+        ? this.db.select({ n: sql<number>`count(*)` }).from(managedTables).where(nameInRange(filter.q))
+        : this.db
+            .select({ n: sql<number>`coalesce(sum(${policyCatalogs.managedCount}), 0)` })
+            .from(policyCatalogs),
       this.pausedAll(),
     ]);
     return keysetPage(
@@ -166,6 +170,21 @@ export class ManagedTableService {
   }
 }
 
+const nameLike = (q: string) => sql`${managedTables.name} like ${wildcardLike(q)} escape '\\'`;
+
+/**
+ * `q` as a condition a count answers from index `managed_tables_name_idx`: the wildcard match
+ * within the range of (lower-cased) names that start with its literal head.
+ */
+function nameInRange(q: string): SQL {
+  const head = q.slice(0, q.search(/[*?]|$/)).toLowerCase();
+  if (head === "") return nameLike(q);
+  const lower = sql`lower(${managedTables.name})`;
+  // SQLite's lower() and LIKE both fold ASCII letters only, so matching the lower-cased name is
+  // the same match, read from the index without the row.
+  return sql`(${lower} >= ${head} and ${lower} < ${head} || char(1114111) and ${lower} like ${wildcardLike(q).toLowerCase()} escape '\\')`;
+}
+
 /** The state of a managed table, from its row and the stops that cover it. */
 export function stateOf(row: ManagedTable, pausedAll: boolean, pausedAt: Date | null) {
   if (!row.policyId) return "disabled" as const;
@@ -174,11 +193,24 @@ export function stateOf(row: ManagedTable, pausedAll: boolean, pausedAt: Date | 
   return "active" as const;
 }
 
+/** Catalog ids by connection and catalog: a page's rows share a few, and encoding one costs. */
+const catalogIds = new Map<string, string>();
+function catalogIdOf(connectionId: string, catalog: string): string {
+  const key = `${connectionId}:${catalog}`;
+  let id = catalogIds.get(key);
+  if (id === undefined) {
+    if (catalogIds.size > 10_000) catalogIds.clear();
+    id = catalogId({ connectionId, catalog });
+    catalogIds.set(key, id);
+  }
+  return id;
+}
+
 export function managedView(row: ManagedTable, pausedAll: boolean, pausedAt: Date | null) {
   const ref = { connectionId: row.connectionId, catalog: row.catalog };
   return {
-    table_id: tableId(ref, row.fullName),
-    catalog_id: catalogId(ref),
+    table_id: tableId(ref, row.fullName, catalogIdOf(row.connectionId, row.catalog)),
+    catalog_id: catalogIdOf(row.connectionId, row.catalog),
     full_name: row.fullName,
     namespace: row.schema,
     name: row.name,

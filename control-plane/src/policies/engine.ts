@@ -18,8 +18,9 @@
  *    - otherwise the runs due in [its due time, now] (`plan.ts`) become jobs, each keyed
  *      `policy:<table>:<run>:<occurrence>` so a repeated tick queues nothing twice, and it is due
  *      again at its next occurrence.
- * 3. The jobs and the tables' new due times are written in one batch. Jobs of catalog-committed
- *    tables are held until the linked-jobs step gives them their catalog reference.
+ * 3. The jobs are written in one set-based insert, then the tables' new due times in one set-based
+ *    update (both carry their rows as one JSON value). Jobs of catalog-committed tables are held
+ *    until the linked-jobs step gives them their catalog reference.
  * Bounds: the work follows the due tables, not the managed total: an idle tick is one index probe.
  */
 import type { Clock } from "@lakesmith/shared";
@@ -45,8 +46,7 @@ import {
   policyCatalogs,
 } from "../db/schema.ts";
 import { ApiError } from "../http/problem.ts";
-import { jobOnTable, type NewJob } from "../jobs/enqueue.ts";
-import type { BatchItem } from "../jobs/kinds.ts";
+import { insertManyStatement, jobOnTable, type NewJob } from "../jobs/enqueue.ts";
 import type { JobService } from "../jobs/service.ts";
 import type { PendingDeletionService } from "../pending-deletions/service.ts";
 import { CATALOG_HOLD } from "../scheduler/fire.ts";
@@ -102,29 +102,46 @@ export class PolicyEngine {
     const outcome: PolicyTick = { resolved, due: rows.length, queued: 0, onboarded: 0 };
     if (rows.length === 0) return outcome;
     const { values } = await this.config.get();
-    const statements: BatchItem[] = [];
+    const queued: NewJob[] = [];
+    const moved: {
+      c: string;
+      f: string;
+      next: number | null;
+      waiting: string | null;
+      lake: string | null;
+    }[] = [];
     for (const row of rows) {
       const decision = await this.decide(row, now, values, outcome);
-      outcome.queued += decision.jobs.length;
-      statements.push(...decision.jobs.map((job) => this.jobs.insertStatement(job)));
-      statements.push(
-        this.db
-          .update(managedTables)
-          .set({
-            nextRunAt: decision.next,
-            waitingReason: decision.waiting,
-            lakeTableId: decision.lakeTableId,
-            updatedAt: now,
-          })
-          .where(
-            and(
-              eq(managedTables.connectionId, row.m.connectionId),
-              eq(managedTables.fullName, row.m.fullName),
-            ),
-          ),
-      );
+      queued.push(...decision.jobs);
+      moved.push({
+        c: row.m.connectionId,
+        f: row.m.fullName,
+        next: decision.next?.getTime() ?? null,
+        waiting: decision.waiting,
+        lake: decision.lakeTableId,
+      });
     }
-    await this.db.batch(statements as [BatchItem, ...BatchItem[]]);
+    outcome.queued = queued.length;
+    // The jobs first: a tick that dies between the two statements leaves the tables due, and the
+    // next tick's jobs carry the same dedupe keys, so nothing runs twice and nothing is skipped.
+    if (queued.length > 0) await insertManyStatement(this.jobs.engine, queued);
+    const u = sql`json_each(${JSON.stringify(moved)})`;
+    const field = (key: string) => sql.raw(`json_extract(u.value, '$.${key}')`);
+    await this.db
+      .update(managedTables)
+      .set({
+        nextRunAt: sql`${field("next")}`,
+        waitingReason: sql`${field("waiting")}`,
+        lakeTableId: sql`${field("lake")}`,
+        updatedAt: now,
+      })
+      .from(sql`${u} u`)
+      .where(
+        and(
+          sql`${managedTables.connectionId} = ${field("c")}`,
+          sql`${managedTables.fullName} = ${field("f")}`,
+        ),
+      );
     if (outcome.queued > 0) this.jobs.notifyWork();
     return outcome;
   }

@@ -11,7 +11,7 @@
  *    Prefix matches are worked out once per namespace (a grouped read of the catalog's namespaces,
  *    index `catalog_tables_schema_idx`), not once per table; table policies by primary-key probe.
  * 3. Record when the catalog was resolved (`policy_catalogs`), so the engine resolves it again after
- *    a later sync.
+ *    a later sync, and how many of its tables are managed (the list's total).
  * A row whose effective policy changed, that is new, or that was waiting (for size or onboarding) is
  * due at once (`next_run_at` = now) so the engine looks at it in its next tick; others keep their time.
  * Bounds: one pass over the scope's live tables plus one per namespace; set-based, nothing per row
@@ -64,7 +64,9 @@ export function resolveStatements(db: Db, ref: CatalogRef, scope: ResolveScope, 
         exists (select 1 from policies p where p.connection_id = ${conn} and p.catalog = ${cat} and p.scope = 'prefix'
            and ${prefixMatch}) as covered
       from (select distinct schema from catalog_tables
-            where connection_id = ${conn} and catalog = ${cat} and deleted_at is null) n) ns`;
+            where connection_id = ${conn} and catalog = ${cat} and deleted_at is null) n
+      -- LIMIT keeps SQLite from flattening this into the join: the matches are worked out per namespace.
+      limit -1) ns`;
   const scopeWhere = inScope({ schema: sql`ct.schema`, fullName: sql`ct.full_name` }, scope);
   const upsert = insertSelect(
     db,
@@ -126,7 +128,13 @@ export function resolveStatements(db: Db, ref: CatalogRef, scope: ResolveScope, 
       target: [policyCatalogs.connectionId, policyCatalogs.catalog],
       set: { resolvedAt: now },
     });
-  return [stale, upsert, resolved] as const;
+  const counted = db
+    .update(policyCatalogs)
+    .set({
+      managedCount: sql`(select count(*) from managed_tables where connection_id = ${conn} and catalog = ${cat})`,
+    })
+    .where(and(eq(policyCatalogs.connectionId, conn), eq(policyCatalogs.catalog, cat)));
+  return [stale, upsert, resolved, counted] as const;
 }
 
 /** Resolves `scope` of the catalog `ref` at `now`. */
