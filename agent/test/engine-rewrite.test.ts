@@ -169,50 +169,44 @@ describe("rewriteFiles", () => {
     ).rejects.toThrow("disk full");
   });
 
-  it("sorts by the settings' sort columns", async () => {
-    const inputs = await writeBin("sort", 3, 1_000);
+  /**
+   * Three files of `rows` rows rewritten sorted by country, id into `sortedFiles` files; checks that
+   * the written rows, file after file and each file in its own row order, are one sorted sequence.
+   */
+  async function sortedRewrite(name: string, rows: number, sortedFiles?: number) {
+    const inputs = await writeBin(name, 3, rows);
     const out = await rewriteFiles(engine, {
       inputs,
       columns,
-      outDir: join(dir, "out-sort"),
-      namePrefix: "part-s",
+      outDir: join(dir, `out-${name}`),
+      namePrefix: `part-${name}`,
       settings: { ...zstd, sort_columns: ["country", "id"] },
       targetFileBytes: 64 * 2 ** 20,
+      ...(sortedFiles ? { sortedFiles } : {}),
     });
-    const rows = await engine.query<{ country: string | null; id: string }>(
-      `select country, id from read_parquet(${sqlString(out.files[0]?.path as string)})`,
-    );
-    const sorted = [...rows].sort(
-      (a, b) => (a.country ?? "\uffff").localeCompare(b.country ?? "\uffff") || Number(a.id) - Number(b.id),
-    );
-    expect(rows.map((r) => r.id)).toEqual(sorted.map((r) => r.id));
-  });
-
-  it("writes a sorted write asked for several files as that many files, each the next stretch of the order", async () => {
-    const inputs = await writeBin("sort-slices", 3, 1_001);
-    const out = await rewriteFiles(engine, {
-      inputs,
-      columns,
-      outDir: join(dir, "out-sort-slices"),
-      namePrefix: "part-z",
-      settings: { ...zstd, sort_columns: ["country", "id"] },
-      targetFileBytes: 64 * 2 ** 20,
-      sortedFiles: 4,
-    });
-    expect(out.files.map((f) => f.rows)).toEqual([751, 751, 751, 750]);
-    expect(compareChecksums(await checksumFiles(engine, inputs, columns), out.checksum)).toEqual([]);
-    // Read file after file, each in its own row order: one sorted sequence across all four.
-    const rows: { country: string | null; id: string }[] = [];
+    const written: { country: string | null; id: string }[] = [];
     for (const file of out.files)
-      rows.push(
+      written.push(
         ...(await engine.query<{ country: string | null; id: string }>(
           `select country, id from read_parquet(${sqlString(file.path)}, file_row_number = true) order by file_row_number`,
         )),
       );
-    const sorted = [...rows].sort(
+    const sorted = [...written].sort(
       (a, b) => (a.country ?? "\uffff").localeCompare(b.country ?? "\uffff") || Number(a.id) - Number(b.id),
     );
-    expect(rows.map((r) => r.id)).toEqual(sorted.map((r) => r.id));
+    expect(written.map((r) => r.id)).toEqual(sorted.map((r) => r.id));
+    return { inputs, out };
+  }
+
+  it("sorts by the settings' sort columns", async () => {
+    const { out } = await sortedRewrite("sort", 1_000);
+    expect(out.files).toHaveLength(1);
+  });
+
+  it("writes a sorted write asked for several files as that many files, each the next stretch of the order", async () => {
+    const { inputs, out } = await sortedRewrite("sort-slices", 1_001, 4);
+    expect(out.files.map((f) => f.rows)).toEqual([751, 751, 751, 750]);
+    expect(compareChecksums(await checksumFiles(engine, inputs, columns), out.checksum)).toEqual([]);
     // Each file's statistics name its own stretch (1,001 rows each of DE, US and null, in order):
     // the next file starts where it ended, and the last holds only nulls.
     expect(out.files.map((f) => [f.stats.minValues?.country, f.stats.maxValues?.country])).toEqual([
