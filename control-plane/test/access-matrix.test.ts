@@ -35,6 +35,8 @@ const ADMIN_WRITES = [
   // Agent tokens are created and revoked by Admins; diagnostic jobs are an Admin's tool.
   /^\/api\/v1\/agents(\/\{id\})?$/,
   /^\/api\/v1\/jobs$/,
+  // The emergency stop of a catalog's policies is platform configuration.
+  /^\/api\/v1\/catalogs\/[^/]+\/policy-stop$/,
 ];
 /** Routes that take no user credential at all: agents connect with their own token. */
 const AGENT_TOKEN_ONLY = [/^\/api\/v1\/agents\/connect$/];
@@ -54,6 +56,9 @@ const RESOURCE_GROUPS: [RegExp, string][] = [
   [/^\/api\/v1\/pending-deletions(\/|$)/, "deletions"],
   [/^\/api\/v1\/slots\//, "schedules"],
   [/^\/api\/v1\/catalog-connections(\/|$)/, "connections"],
+  [/^\/api\/v1\/catalogs\/[^/]+\/(tables\/[^/]+\/)?(policies|policy-stop)(\/|$)/, "policies"],
+  [/^\/api\/v1\/managedtables\/[^/]+\/policies(\/|$)/, "policies"],
+  [/^\/api\/v1\/managedtables(\/|$)/, "managed-tables"],
   [/^\/api\/v1\/catalogs(\/|$)/, "catalogs"],
   [/^\/api\/v1\/object-maintenance\//, "object-maintenance"],
   [/^\/api\/v1\/savings(\/|$)/, "savings"],
