@@ -37,6 +37,7 @@ import { type AppDeps, createServices, type Services } from "./services.ts";
 import { slotRoutes } from "./slots/routes.ts";
 import { ssoProviderRoutes } from "./sso/provider-routes.ts";
 import { ssoRoutes } from "./sso/routes.ts";
+import { tableActionRoutes } from "./table-actions/routes.ts";
 import { tableRoutes } from "./tables/routes.ts";
 import { userRoutes } from "./users/routes.ts";
 import { vacuumRoutes } from "./vacuum/routes.ts";
@@ -97,6 +98,7 @@ export function buildApp(services: Services, options: AppOptions = {}) {
   app.route("/", catalogConnectionRoutes);
   app.route("/", catalogBrowseRoutes);
   app.route("/", catalogRoutes);
+  app.route("/", tableActionRoutes);
   app.route("/", objectMaintenanceRoutes);
   app.route("/", discoveryRoutes);
   app.route("/", prefixRunRoutes);

@@ -48,6 +48,9 @@ import { OidcFlow } from "./sso/oidc.ts";
 import { SsoPending } from "./sso/pending.ts";
 import { SsoProviders } from "./sso/providers.ts";
 import { type SamlEngine, SamlFlow } from "./sso/saml.ts";
+import { OnboardingHold } from "./table-actions/hold.ts";
+import { RunService } from "./table-actions/runs.ts";
+import { TableActionService } from "./table-actions/service.ts";
 import { TableService } from "./tables/service.ts";
 import { UserService } from "./users/service.ts";
 import { VacuumService } from "./vacuum/service.ts";
@@ -120,6 +123,9 @@ export interface Services {
   catalogBrowser: CatalogBrowser;
   /** Document 2's browse of every connection's catalogs. */
   catalogDirectory: CatalogDirectory;
+  /** Document 2's actions on a catalog table, and its runs. */
+  tableActions: TableActionService;
+  tableRuns: RunService;
   objectMaintenance: ObjectMaintenanceService;
   /** Discovery attempts of object-maintenance locations. */
   discovery: DiscoveryService;
@@ -162,6 +168,10 @@ export function createServices(deps: AppDeps): Services {
   const catalogJobs = new CatalogJobService(deps.db, clock, jobs, config, catalogConnections);
   const discovery = new DiscoveryService(deps.db, clock, jobs, cancel, config);
   const prefixRuns = new PrefixRunService(deps.db, jobs);
+  const crunch = new CrunchService(deps.db, clock, jobs, tables, config, catalogRefs);
+  const vacuum = new VacuumService(jobs, tables, pendingDeletions);
+  const partitionExpiration = new PartitionExpirationService(clock, jobs, tables, config);
+  const tableRuns = new RunService(deps.db, jobs, onboarding, catalogRefs, pendingDeletions);
   const auth = new AuthService(
     deps.db,
     config,
@@ -187,22 +197,35 @@ export function createServices(deps: AppDeps): Services {
     schedules: new ScheduleService(deps.db, clock, tables, slots),
     onboarding,
     slots,
-    crunch: new CrunchService(deps.db, clock, jobs, tables, config, catalogRefs),
-    vacuum: new VacuumService(jobs, tables, pendingDeletions),
+    crunch,
+    vacuum,
     opportunities: new OpportunityService(deps.db, clock, jobs, tables, catalogRefs),
-    partitionExpiration: new PartitionExpirationService(clock, jobs, tables, config),
+    partitionExpiration,
     pendingDeletions,
     hardDelete: new HardDeleteService(deps.db, clock, jobs, tables),
     catalogConnections,
     catalogJobs,
     catalogBrowser: new CatalogBrowser(deps.db),
     catalogDirectory: new CatalogDirectory(deps.db),
+    tableActions: new TableActionService(
+      deps.db,
+      clock,
+      config,
+      jobs,
+      tables,
+      crunch,
+      vacuum,
+      partitionExpiration,
+      tableRuns,
+    ),
+    tableRuns,
     objectMaintenance: new ObjectMaintenanceService(deps.db, clock, discovery),
     discovery,
     prefixRuns,
     scheduler: new Scheduler(deps.db, clock, jobs, config, {
       catalogs: new CatalogSchedule(deps.db, catalogJobs, cancel),
       linked: new LinkedJobRelease(deps.db, jobs, tables, catalogRefs, cancel),
+      onboardingHold: new OnboardingHold(deps.db, jobs, tables, cancel),
       discovery: new DiscoverySchedule(deps.db, discovery),
       conversions: new ConversionSchedule(deps.db, prefixRuns),
     }),

@@ -240,9 +240,14 @@ export function credentialFieldsOf(body: object): CredentialFields {
 }
 
 /** Cancels a job; false when it had ended (or gone) meanwhile. */
-export async function cancelQuietly(cancel: CancelService, jobId: string, reason: string): Promise<boolean> {
+export async function cancelQuietly(
+  cancel: CancelService,
+  jobId: string,
+  reason: string,
+  options: { recordReason?: boolean } = {},
+): Promise<boolean> {
   try {
-    await cancel.cancel(jobId, reason);
+    await cancel.cancel(jobId, reason, options);
     return true;
   } catch (err) {
     if (err instanceof ApiError && (err.status === 409 || err.status === 404)) return false;

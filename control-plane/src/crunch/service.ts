@@ -17,6 +17,7 @@ import type { Db } from "../db/index.ts";
 import { type Job, type JobStatus, jobs, type LakeTable } from "../db/schema.ts";
 import type { Page } from "../http/pagination.ts";
 import { ApiError, conflict, notFound } from "../http/problem.ts";
+import type { Queueing } from "../jobs/enqueue.ts";
 import type { JobService } from "../jobs/service.ts";
 import { triggerOnTable } from "../jobs/triggers.ts";
 import { addDays, utcDate } from "../schedules/timing.ts";
@@ -27,6 +28,16 @@ export interface CrunchFilter {
   tableId?: string | undefined;
   status?: JobStatus | undefined;
   jobType?: CrunchKind | undefined;
+}
+
+/** How a trigger runs: the manual route's, or a table action's (`table-actions/`). */
+export interface CrunchOptions {
+  skipRecipeCheck: boolean;
+  actor: string | null;
+  /** `optimize` bin-packs without re-sorting; `crunch` by default. */
+  kind?: CrunchKind;
+  /** Overrides `trigger: "manual"`, now. */
+  queueing?: Queueing;
 }
 
 export class CrunchService {
@@ -43,11 +54,7 @@ export class CrunchService {
    * Queues a crunch of the table, bypassing its schedule. 404 for an unknown table; 409 unless its
    * onboarding produced a recipe (or `skipRecipeCheck`), and 409 while another crunch is active.
    */
-  async trigger(
-    tableId: string,
-    trigger: CrunchTrigger,
-    options: { skipRecipeCheck: boolean; actor: string | null },
-  ): Promise<Job> {
+  async trigger(tableId: string, trigger: CrunchTrigger, options: CrunchOptions): Promise<Job> {
     const table = await this.tables.find(tableId);
     if (!table) throw notFound("Table", tableId);
     if (!options.skipRecipeCheck && (table.onboardingStatus !== "active" || !table.recipe))
@@ -56,11 +63,12 @@ export class CrunchService {
           `Check GET /api/v1/onboarding/${table.id}/status, or send ?skip_recipe_check=true to crunch without a recipe.`,
       );
     return triggerOnTable(this.jobs, table, {
-      kind: "crunch",
+      kind: options.kind ?? "crunch",
       payload: await this.payload(table, trigger),
       priority: trigger.priority,
       trigger: "manual",
       createdBy: options.actor,
+      ...options.queueing,
     });
   }
 

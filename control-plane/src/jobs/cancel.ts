@@ -22,15 +22,22 @@ export interface CancelOutcome {
   notify?: { agentId: string; fence: number };
 }
 
-/** Moves the job towards `cancelled`; undefined for an unknown id. */
-export async function cancelJob(engine: Engine, jobId: string): Promise<CancelOutcome | undefined> {
+/**
+ * Moves the job towards `cancelled`; undefined for an unknown id. `why`, when given, is recorded as
+ * the error of a job that had not started.
+ */
+export async function cancelJob(
+  engine: Engine,
+  jobId: string,
+  why?: string,
+): Promise<CancelOutcome | undefined> {
   const { db, clock } = engine;
   const now = clock.now();
   const [ended] = await db
     .update(jobs)
     .set({
       status: "cancelled",
-      error: "cancelled before it started",
+      error: why ? `cancelled before it started: ${why}` : "cancelled before it started",
       leaseOwner: null,
       leaseExpiresAt: null,
       progress: null,
@@ -69,9 +76,16 @@ export class CancelService {
     private readonly hub: JobStopper,
   ) {}
 
-  /** Cancels a job and tells its agent to stop; 404 for an unknown id, 409 when it already ended. */
-  async cancel(jobId: string, reason = "cancel requested"): Promise<Job> {
-    const outcome = await cancelJob(this.engine, jobId);
+  /**
+   * Cancels a job and tells its agent to stop; 404 for an unknown id, 409 when it already ended.
+   * With `recordReason`, a job that had not started keeps `reason` in its error.
+   */
+  async cancel(
+    jobId: string,
+    reason = "cancel requested",
+    options: { recordReason?: boolean } = {},
+  ): Promise<Job> {
+    const outcome = await cancelJob(this.engine, jobId, options.recordReason ? reason : undefined);
     if (!outcome) throw notFound("job", jobId);
     if (outcome.notify) this.hub.cancel(outcome.notify.agentId, jobId, outcome.notify.fence, reason);
     if (!outcome.changed)

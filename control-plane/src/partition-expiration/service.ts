@@ -22,7 +22,7 @@ import type { ConfigService } from "../config/service.ts";
 import type { Job, JobStatus, LakeTable } from "../db/schema.ts";
 import type { Page } from "../http/pagination.ts";
 import { ApiError, invalidField, notFound } from "../http/problem.ts";
-import { jobOnTable, type NewJob } from "../jobs/enqueue.ts";
+import { jobOnTable, type NewJob, type Queueing } from "../jobs/enqueue.ts";
 import type { JobService } from "../jobs/service.ts";
 import { TERMINAL_STATUSES } from "../jobs/state.ts";
 import { checkPrecondition, listOfTable, triggerOnTable } from "../jobs/triggers.ts";
@@ -40,11 +40,17 @@ export class PartitionExpirationService {
 
   /**
    * Queues an expiration of a Delta table. 404 unknown table; 409 other formats or an active
-   * expiration; 422 on partition_column when the recipe rules it out.
+   * expiration; 422 on partition_column when the recipe rules it out. `queueing` overrides the
+   * manual trigger's `trigger: "manual"`, now.
    */
-  async trigger(tableId: string, body: PartitionExpirationTrigger, actor: string | null): Promise<Job> {
+  async trigger(
+    tableId: string,
+    body: PartitionExpirationTrigger,
+    actor: string | null,
+    queueing: Queueing = {},
+  ): Promise<Job> {
     const { table, job } = await this.planned(tableId, body, { validate: false, actor });
-    return triggerOnTable(this.jobs, table, job);
+    return triggerOnTable(this.jobs, table, { ...job, ...queueing });
   }
 
   /**

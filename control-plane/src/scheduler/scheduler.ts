@@ -13,7 +13,8 @@
  *    the schedules on (`next_run_at` to the next date's run time; null after a backfill). See
  *    `fire.ts`.
  * 3. Repeat while a chunk was full; then give the held jobs of catalog-managed tables their
- *    catalog reference and release them (`linked.ts`).
+ *    catalog reference and release them (`linked.ts`), and release the actions held for their
+ *    table's onboarding (`table-actions/hold.ts`).
  * 4. Catalog connections' step (`catalog-connections/scheduled.ts`): a full sync for each
  *    active connection whose interval has passed since its latest sync was asked for (at most 100
  *    a tick, each keyed so two ticks queue one), and a cancel for connection tests no agent took.
@@ -36,6 +37,7 @@ import type { CatalogTick } from "../catalog-connections/scheduled.ts";
 import type { ConfigService } from "../config/service.ts";
 import type { Db } from "../db/index.ts";
 import type { JobService } from "../jobs/service.ts";
+import type { HoldTick } from "../table-actions/hold.ts";
 import {
   anyDue,
   type FireSettings,
@@ -55,6 +57,8 @@ export interface TickResult {
   catalogs: CatalogTick;
   /** Held jobs of catalog-managed tables released with their catalog reference, or cancelled. */
   linked: LinkedTick;
+  /** Actions released once their table's onboarding succeeded, or cancelled when it failed. */
+  onboardingHold: HoldTick;
   /** Discoveries queued at their location's cadence. */
   discoveries: number;
   /** Prefix conversions and removals queued at their policy's schedule. */
@@ -73,6 +77,8 @@ export interface SchedulerOptions {
   catalogs?: { tick(now: Date): Promise<CatalogTick> };
   /** The release of catalog-managed tables' held jobs; none when absent. */
   linked?: { tick(now: Date): Promise<LinkedTick> };
+  /** The release of actions held for their table's onboarding; none when absent. */
+  onboardingHold?: { tick(now: Date): Promise<HoldTick> };
   /** The discovery step; none when absent. */
   discovery?: { tick(now: Date): Promise<number> };
   /** The prefix conversion step; none when absent. */
@@ -118,6 +124,7 @@ export class Scheduler {
       }
     }
     const linked = (await this.options.linked?.tick(now)) ?? { released: 0, cancelled: 0 };
+    const onboardingHold = (await this.options.onboardingHold?.tick(now)) ?? { released: 0, cancelled: 0 };
     const catalogs = (await this.options.catalogs?.tick(now)) ?? { syncs: 0, expiredTests: 0 };
     const discoveries = (await this.options.discovery?.tick(now)) ?? 0;
     const conversions = (await this.options.conversions?.tick(now)) ?? 0;
@@ -125,7 +132,7 @@ export class Scheduler {
     // Always: besides what this tick fired or reaped, jobs whose retry backoff ended since the last
     // tick are offerable now, and on Workers nothing else would tell the hub.
     this.jobs.notifyWork();
-    return { due, fired, catalogs, linked, discoveries, conversions, reaped };
+    return { due, fired, catalogs, linked, onboardingHold, discoveries, conversions, reaped };
   }
 }
 
