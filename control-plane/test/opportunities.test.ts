@@ -179,6 +179,18 @@ describe("the finish hook", () => {
     expect((await read(id)).measurement).toMatchObject({ job_id: first.job_id, table_version: 5 });
   });
 
+  it("records nothing for a table deleted while its scan ran", async () => {
+    const { id } = await table();
+    const job = await (await scan(id)).json();
+    const leased = await leaseJob(plane, job.job_id);
+    expect((await admin("DELETE", `/api/v1/tables/${id}`)).status).toBe(204);
+    const done = await plane.services.jobs.complete(FAKE_AGENT.id, leased.id, leased.fence, "succeeded", {
+      result: measured() as unknown as Record<string, unknown>,
+    });
+    expect(done.kind).toBe("done");
+    expect(await plane.services.opportunities.latest(id)).toBeUndefined();
+  });
+
   it("records nothing for a result that is not a measurement", async () => {
     const { id } = await table();
     const job = await (await scan(id)).json();

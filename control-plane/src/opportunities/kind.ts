@@ -17,7 +17,7 @@ import {
 import { and, eq, sql } from "drizzle-orm";
 import { CATALOG_REF_SECRETS, catalogRefEndpoints } from "../catalog-connections/ref-needs.ts";
 import { insertSelect } from "../db/insert-select.ts";
-import { jobs, tableOpportunities } from "../db/schema.ts";
+import { jobs, lakeTables, tableOpportunities } from "../db/schema.ts";
 import { defineJobKind, type FinishHook, tableScope } from "../jobs/kinds.ts";
 
 const record: FinishHook = ({ db }, job, end, ended) => {
@@ -44,7 +44,7 @@ const record: FinishHook = ({ db }, job, end, ended) => {
         result: sql`${JSON.stringify(result)}`,
       },
       // The table may have been deleted meanwhile: then there is nothing to record against.
-      sql`from ${jobs} where ${and(eq(jobs.id, job.id), ended)} and exists (select 1 from tables t where t.id = ${job.tableId})`,
+      sql`from ${jobs} where ${and(eq(jobs.id, job.id), ended)} and exists (select 1 from ${lakeTables} where ${lakeTables.id} = ${job.tableId})`,
     ).onConflictDoUpdate({
       target: tableOpportunities.tableId,
       set: {
