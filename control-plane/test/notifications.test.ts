@@ -220,7 +220,13 @@ describe("reports", () => {
       status: "succeeded" as const,
       notBefore: finishedAt,
       finishedAt,
-      result: { bytes_before: before, bytes_after: after, drr: 100 * (1 - after / before) },
+      // A committed rewrite (`committed_version`): what the reports and the savings count.
+      result: {
+        bytes_before: before,
+        bytes_after: after,
+        drr: 100 * (1 - after / before),
+        committed_version: 7,
+      },
     });
     await plane.services.db
       .insert(jobs)

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogId } from "../src/catalogs/ids.ts";
 import { type Job, jobs, savingsCounted, savingsDaily } from "../src/db/schema.ts";
 import { runFinishHooks } from "../src/jobs/complete.ts";
+import { reportFigures } from "../src/notifications/figures.ts";
 import { ADMIN_KEY, startTestPlane, type TestPlane } from "./harness.ts";
 import {
   AGENT,
@@ -255,6 +256,28 @@ describe("savings", () => {
     expect(await db.select().from(savingsDaily).orderBy(savingsDaily.tableId, savingsDaily.day)).toEqual(
       before,
     );
+  });
+});
+
+describe("the reports", () => {
+  it("count what the savings count: a UTC day's report figures equal that day's metrics", async () => {
+    const { values } = await plane.services.config.get();
+    const figures = await reportFigures(
+      plane.services.db,
+      values,
+      new Date("2026-11-20T00:00:00Z"),
+      new Date("2026-11-21T00:00:00Z"),
+    );
+    const [day] = (await get("/api/v1/metrics?start=2026-11-20&end=2026-11-20")).days;
+    // Three crunches of table b ended that day: one committed, one with nothing to commit, one failed.
+    expect(figures.crunch).toMatchObject({
+      jobs: 1,
+      bytesBefore: day.bytes_crunched,
+      bytesAfter: day.bytes_after,
+      bytesSaved: day.bytes_saved,
+      drrPercent: day.drr_percent,
+    });
+    expect(figures.dollars.perMonth).toBeCloseTo((day.bytes_saved / GiB) * 0.016, 12);
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * The figures of a report period, read from the database as it stands:
  *
- * - crunched: crunch and optimize jobs that succeeded in the period, the tables they rewrote, and
+ * - crunched: crunch and optimize jobs that succeeded and committed in the period (the rewrites the
+ *   savings count, `savings/rollup.ts`), the tables they rewrote, and
  *   the bytes before and after from each job's result (`CrunchResult`); bytes saved, DRR and
  *   dollars are the savings formulas (`savings/formulas.ts`) applied to the sums;
  * - deletions: files pending deletion now (PENDING_DELETE), and files deleted in the period;
@@ -37,7 +38,12 @@ export interface ReportFigures {
 
 export async function reportFigures(db: Db, values: Config, from: Date, to: Date): Promise<ReportFigures> {
   const inPeriod = and(gte(jobs.finishedAt, from), lt(jobs.finishedAt, to));
-  const crunched = and(inArray(jobs.kind, CRUNCH_KINDS), eq(jobs.status, "succeeded"), inPeriod);
+  const crunched = and(
+    inArray(jobs.kind, CRUNCH_KINDS),
+    eq(jobs.status, "succeeded"),
+    sql`json_extract(${jobs.result}, '$.committed_version') is not null`,
+    inPeriod,
+  );
   const before = sql<number>`coalesce(sum(json_extract(${jobs.result}, '$.bytes_before')), 0)`;
   const after = sql<number>`coalesce(sum(json_extract(${jobs.result}, '$.bytes_after')), 0)`;
   const [[totals], top, [pending], [deleted], [failedCount], failed] = await Promise.all([
