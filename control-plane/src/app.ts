@@ -23,6 +23,7 @@ import { healthRoutes } from "./health/routes.ts";
 import { handleError, problemResponse } from "./http/problem.ts";
 import { newRouter } from "./http/router.ts";
 import { jobRoutes } from "./jobs/routes.ts";
+import { managedTableRoutes } from "./managed-tables/routes.ts";
 import { notificationRoutes } from "./notifications/routes.ts";
 import { prefixRunRoutes } from "./object-maintenance/conversion/routes.ts";
 import { discoveryRoutes } from "./object-maintenance/discovery/routes.ts";
@@ -31,6 +32,7 @@ import { onboardingRoutes } from "./onboarding/routes.ts";
 import { opportunityRoutes } from "./opportunities/routes.ts";
 import { partitionExpirationRoutes } from "./partition-expiration/routes.ts";
 import { pendingDeletionRoutes } from "./pending-deletions/routes.ts";
+import { policyRoutes } from "./policies/routes.ts";
 import { savingsRoutes } from "./savings/routes.ts";
 import { scheduleRoutes } from "./schedules/routes.ts";
 import { type AppDeps, createServices, type Services } from "./services.ts";
@@ -104,6 +106,8 @@ export function buildApp(services: Services, options: AppOptions = {}) {
   app.route("/", prefixRunRoutes);
   app.route("/", notificationRoutes);
   app.route("/", savingsRoutes);
+  app.route("/", policyRoutes);
+  app.route("/", managedTableRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

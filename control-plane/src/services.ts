@@ -25,6 +25,7 @@ import { CancelService } from "./jobs/cancel.ts";
 import { type JobKind, JobKindRegistry } from "./jobs/kinds.ts";
 import { DEFAULT_LEASE_TIMINGS, JobService, type LeaseTimings } from "./jobs/service.ts";
 import { PLATFORM_JOB_KINDS } from "./kinds.ts";
+import { ManagedTableService } from "./managed-tables/service.ts";
 import type { Transports } from "./notifications/dispatcher.ts";
 import { NotificationService } from "./notifications/service.ts";
 import { ConversionSchedule } from "./object-maintenance/conversion/scheduled.ts";
@@ -37,6 +38,9 @@ import { OpportunityService } from "./opportunities/service.ts";
 import { PartitionExpirationService } from "./partition-expiration/service.ts";
 import { HardDeleteService } from "./pending-deletions/hard-delete.ts";
 import { PendingDeletionService } from "./pending-deletions/service.ts";
+import { PolicyEngine } from "./policies/engine.ts";
+import { PolicyPreview } from "./policies/preview.ts";
+import { PolicyService } from "./policies/service.ts";
 import { SavingsService } from "./savings/service.ts";
 import { LinkedJobRelease } from "./scheduler/linked.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
@@ -136,6 +140,11 @@ export interface Services {
   notifications: NotificationService;
   /** Savings and daily metrics per table, per catalog and in total. */
   savings: SavingsService;
+  /** Document 2's policies at catalog, prefix and table scope. */
+  policies: PolicyService;
+  /** Dry runs of a policy's destructive actions before it is enabled. */
+  policyPreview: PolicyPreview;
+  managedTables: ManagedTableService;
   hub: Hub;
   agentGateway: AgentGateway | undefined;
   docsAssets: DocsAssets | undefined;
@@ -168,6 +177,8 @@ export function createServices(deps: AppDeps): Services {
   const catalogJobs = new CatalogJobService(deps.db, clock, jobs, config, catalogConnections);
   const discovery = new DiscoveryService(deps.db, clock, jobs, cancel, config);
   const prefixRuns = new PrefixRunService(deps.db, jobs);
+  const policies = new PolicyService(deps.db, clock);
+  const policyEngine = new PolicyEngine(deps.db, clock, config, tables, jobs, pendingDeletions);
   const crunch = new CrunchService(deps.db, clock, jobs, tables, config, catalogRefs);
   const vacuum = new VacuumService(jobs, tables, pendingDeletions);
   const partitionExpiration = new PartitionExpirationService(clock, jobs, tables, config);
@@ -228,9 +239,13 @@ export function createServices(deps: AppDeps): Services {
       onboardingHold: new OnboardingHold(deps.db, jobs, tables, cancel),
       discovery: new DiscoverySchedule(deps.db, discovery),
       conversions: new ConversionSchedule(deps.db, prefixRuns),
+      policies: policyEngine,
     }),
     notifications: new NotificationService(deps.db, clock, config, deps.notifications ?? {}),
     savings: new SavingsService(deps.db, clock, config),
+    policies,
+    policyPreview: new PolicyPreview(deps.db, clock, config, jobs, pendingDeletions, policies),
+    managedTables: new ManagedTableService(deps.db, config),
     hub,
     agentGateway: undefined,
     docsAssets: deps.docsAssets,

@@ -233,8 +233,16 @@ describe("the engine", () => {
     };
     for (const t of onboarded) {
       const job = await lease(plane, t.onboardingJobId as string, INSPECTOR);
+      const partitioned = t.catalogFullName === "main.sales.orders";
       const done = await plane.services.jobs.complete(INSPECTOR.id, job.id, job.fence, "succeeded", {
-        result: recipe,
+        result: partitioned
+          ? {
+              ...recipe,
+              partition_columns: ["event_date"],
+              partition_pattern: "event_date=YYYY-MM-DD",
+              date_filter_column: "event_date",
+            }
+          : recipe,
       });
       expect(done.kind).toBe("done");
     }
@@ -249,8 +257,17 @@ describe("the engine", () => {
     const ofPeople = queued.filter((j) => j.tableId === people?.id);
     expect(ofPeople.map((j) => j.kind)).toEqual(["optimize"]);
     expect(ofPeople[0]?.dedupeKey).toBe(`policy:${people?.id}:rewrite:2026-03-01T03:00:00.000Z`);
-    // Every onboarded table got its run, one each.
-    expect(queued.map((j) => j.tableId).sort()).toEqual(onboarded.map((t) => t.id).sort());
+    // Every onboarded table got its runs; orders, with its own policy, its expirations at 02:00.
+    expect(new Set(queued.map((j) => j.tableId))).toEqual(new Set(onboarded.map((t) => t.id)));
+    const orders = onboarded.find((t) => t.catalogFullName === "main.sales.orders");
+    const ofOrders = queued.filter((j) => j.tableId === orders?.id);
+    expect(ofOrders.map((j) => j.kind).sort()).toEqual(["partition_expiration", "vacuum"]);
+    expect(ofOrders.find((j) => j.kind === "partition_expiration")?.payload).toMatchObject({
+      retention_days: 30,
+      as_of: "2026-03-01",
+      dry_run: false,
+    });
+    expect(ofOrders.find((j) => j.kind === "vacuum")?.payload).toMatchObject({ keep_table_retention: true });
   });
 
   it("the catalog's emergency stop halts new runs and shows on every table; resuming runs at the next time", async () => {
@@ -283,5 +300,48 @@ describe("the engine", () => {
       .from(jobs)
       .where(and(eq(jobs.trigger, "policy"), eq(jobs.status, "queued")));
     expect(held.length).toBeGreaterThan(0);
+  });
+});
+
+describe("the preview", () => {
+  it("lists the tables a policy would manage and queues a dry run of each destructive action, once per version", async () => {
+    const policy = await ok("POST", `/api/v1/catalogs/${main}/tables/${id("sales", "orders")}/policies`, {
+      enabled: false,
+      actions: { expire_partitions: { retention_days: 10 }, compact: {} },
+    });
+    const started = await ok(
+      "POST",
+      `/api/v1/catalogs/${main}/policies/${policy.policy_id}:preview`,
+      undefined,
+      202,
+    );
+    expect(started.tables.map((t: { full_name: string }) => t.full_name)).toEqual(["main.sales.orders"]);
+    const [entry] = started.tables;
+    expect(entry.actions).toEqual([{ action: "compact" }, { action: "expire_partitions" }]);
+    expect(entry.deletes).toMatchObject([{ action: "expire_partitions", status: "queued" }]);
+    const job = await plane.services.jobs.get(entry.deletes[0].job_id);
+    expect(job?.trigger).toBe("preview");
+    expect(job?.payload).toMatchObject({
+      dry_run: true,
+      retention_days: 10,
+      as_of: clock.now().toISOString().slice(0, 10),
+    });
+    const again = await ok(
+      "POST",
+      `/api/v1/catalogs/${main}/policies/${policy.policy_id}:preview`,
+      undefined,
+      202,
+    );
+    expect(again.tables[0].deletes[0].job_id).toBe(entry.deletes[0].job_id);
+    const read = await ok("GET", `/api/v1/catalogs/${main}/policies/${policy.policy_id}/preview`);
+    expect(read.tables[0].deletes[0]).toMatchObject({ job_id: entry.deletes[0].job_id });
+  });
+
+  it("leaves out tables a more specific enabled policy covers", async () => {
+    const catalog = (await ok("GET", `/api/v1/catalogs/${main}/policies?scope=catalog`)).items[0];
+    const preview = await ok("GET", `/api/v1/catalogs/${main}/policies/${catalog.policy_id}/preview`);
+    const names = preview.tables.map((t: { full_name: string }) => t.full_name);
+    expect(names).toContain("main.hr.people");
+    expect(names).not.toContain("main.sales.eu.orders");
   });
 });

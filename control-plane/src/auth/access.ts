@@ -16,6 +16,7 @@ export const RESOURCE_GROUPS = [
   "catalogs",
   "connections",
   "policies",
+  "managed-tables",
   "optimus",
   "object-maintenance",
   "users",

@@ -25,12 +25,6 @@
  */
 import type { Clock } from "@lakesmith/shared";
 import type { CrunchPayload } from "@lakesmith/shared/jobs";
-import {
-  PARTITION_EXPIRATION_KIND,
-  type PartitionExpirationPayload,
-  VACUUM_KIND,
-  type VacuumPayload,
-} from "@lakesmith/shared/maintenance";
 import { and, asc, eq, isNotNull, lte, sql } from "drizzle-orm";
 import type { ConfigService } from "../config/service.ts";
 import { crunchJobs } from "../crunch/fan-out.ts";
@@ -46,11 +40,12 @@ import {
   policyCatalogs,
 } from "../db/schema.ts";
 import { ApiError } from "../http/problem.ts";
-import { insertManyStatement, jobOnTable, type NewJob } from "../jobs/enqueue.ts";
+import { insertManyStatement, type NewJob } from "../jobs/enqueue.ts";
 import type { JobService } from "../jobs/service.ts";
 import type { PendingDeletionService } from "../pending-deletions/service.ts";
 import { CATALOG_HOLD } from "../scheduler/fire.ts";
 import type { TableService } from "../tables/service.ts";
+import { destructiveJob } from "./jobs.ts";
 import { type DueRun, dueRuns, effectiveActions } from "./plan.ts";
 import { resolve } from "./resolve.ts";
 import type { PolicyBody } from "./schemas.ts";
@@ -309,25 +304,8 @@ export class PolicyEngine {
       );
       return crunchJobs(table, { kind: run.kind, payload, ...queueing }, settings);
     }
-    if (run.group === "expire_snapshots") {
-      const payload: VacuumPayload = {
-        ...base,
-        mode: "lite",
-        ...(run.retentionHours !== undefined ? { retention_hours: run.retentionHours } : {}),
-        keep_table_retention: !run.shortenRetention,
-        dry_run: false,
-        keep: await this.deletions.keepPaths(table.id),
-      };
-      return [jobOnTable(table, { kind: VACUUM_KIND, payload, ...queueing })];
-    }
-    const payload: PartitionExpirationPayload = {
-      ...base,
-      retention_days: run.retentionDays,
-      as_of: run.at.toISOString().slice(0, 10),
-      dry_run: false,
-      validate: false,
-    } as PartitionExpirationPayload;
-    return [jobOnTable(table, { kind: PARTITION_EXPIRATION_KIND, payload, ...queueing })];
+    const keep = run.group === "expire_snapshots" ? await this.deletions.keepPaths(table.id) : [];
+    return [destructiveJob(table, run, { dryRun: false, keep, queueing })];
   }
 }
 

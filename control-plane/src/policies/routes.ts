@@ -286,6 +286,75 @@ const disableForTable = defineCustomMethod({
   },
 });
 
+const DeleteSchema = z.object({
+  action: z.string(),
+  job_id: z.string().nullable().openapi({ description: "The dry run's job (GET /api/v1/jobs/{id})." }),
+  status: z.string().openapi({
+    description:
+      "The dry run's job status (`queued`, `running`, `succeeded`, `failed`, ...), or `not_onboarded` (the table has no Lakesmith table yet: the engine onboards it once the policy applies), `over_limit` (past the preview's 100 dry runs), `not_requested` (GET before POST for this version).",
+  }),
+  result: z.record(z.string(), z.unknown()).nullable().openapi({
+    description:
+      "The dry run's result once it succeeded: for expire_snapshots the vacuum's `files` and `expired_snapshots`, for expire_partitions the partition expiration's partitions and files: exactly what the run would delete.",
+  }),
+});
+const PreviewSchema = z
+  .object({
+    policy_id: z.string(),
+    catalog_id: z.string(),
+    version: z
+      .number()
+      .int()
+      .openapi({ description: "The policy version previewed; a change previews afresh." }),
+    enabled: z.boolean(),
+    tables_count: z.number().int(),
+    truncated: z.boolean().openapi({
+      description: "True when more than 1,000 tables would be managed: the first 1,000 by name are listed.",
+    }),
+    tables: z.array(
+      z.object({
+        table_id: z.string(),
+        full_name: z.string(),
+        lake_table_id: z.string().nullable(),
+        currently_effective_policy_id: z.string().nullable(),
+        actions: z.array(z.object({ action: z.string(), skipped: z.string().optional() })),
+        deletes: z.array(DeleteSchema),
+      }),
+    ),
+  })
+  .openapi("PolicyPreview");
+
+const PREVIEW =
+  "The tables the policy manages as their effective policy once enabled (those no more specific enabled policy covers), the actions each takes or skips with the reason, and for each destructive action (expire_snapshots, expire_partitions) what it would delete: measured by a dry run of the very job the engine would queue, run by an agent (at most 100 dry runs a preview; a table not onboarded yet says so). Dry runs are keyed by the policy's version: asking again answers the same ones, and a changed policy is previewed afresh.";
+
+const previewStart = defineCustomMethod({
+  method: "post",
+  path: "/api/v1/catalogs/{catalog_id}/policies/{policy_id}:preview",
+  tags,
+  summary: "Preview a policy: queue its dry runs",
+  description: `${EXTENSION} ${PREVIEW} Create the policy disabled, preview it, then enable it.`,
+  access: access.write("policies"),
+  request: { params: PolicyIdParam },
+  responses: {
+    202: jsonResponse("The preview, dry runs queued.", PreviewSchema),
+    404: problemResponse("No such policy in this catalog."),
+  },
+});
+
+const previewRead = defineRoute({
+  method: "get",
+  path: "/api/v1/catalogs/{catalog_id}/policies/{policy_id}/preview",
+  tags,
+  summary: "A policy's preview and its dry runs' results",
+  description: `${EXTENSION} ${PREVIEW}`,
+  access: access.read("policies"),
+  request: { params: PolicyIdParam },
+  responses: {
+    200: jsonResponse("The preview.", PreviewSchema),
+    404: problemResponse("No such policy in this catalog."),
+  },
+});
+
 const actor = (c: { var: { principal: Parameters<typeof principalId>[0] } }) => principalId(c.var.principal);
 
 export const policyRoutes = newRouter()
@@ -332,6 +401,10 @@ export const policyRoutes = newRouter()
     const state = await c.var.services.policies.setPaused(c.req.valid("param").catalog_id, paused, actor(c));
     return c.json({ paused: state.paused_at !== null, paused_at: state.paused_at }, 200);
   })
+  .openapi(previewRead, async (c) => {
+    const { catalog_id, policy_id } = c.req.valid("param");
+    return c.json(await c.var.services.policyPreview.read(catalog_id, policy_id), 200);
+  })
   .openapi(tablePolicies, async (c) =>
     c.json({ items: await c.var.services.policies.forTable(c.req.valid("param").table_id) }, 200),
   )
@@ -356,4 +429,7 @@ mountCustomMethod(policyRoutes, enableForTable, async (c, p) =>
 );
 mountCustomMethod(policyRoutes, disableForTable, async (c, p) =>
   c.json(await c.var.services.policies.setEnabledForTable(p.table_id, p.policy_id, false), 200),
+);
+mountCustomMethod(policyRoutes, previewStart, async (c, p) =>
+  c.json(await c.var.services.policyPreview.start(p.catalog_id, p.policy_id), 202),
 );

@@ -144,6 +144,11 @@ export class PolicyService {
     );
   }
 
+  /** The policy row of a catalog; 404 when the catalog has no such policy. */
+  async find(catalogIdText: string, policyId: string): Promise<Policy> {
+    return this.inCatalog(catalogIdText, policyId);
+  }
+
   async get(catalogIdText: string, policyId: string): Promise<PolicyWire> {
     return policyView(await this.inCatalog(catalogIdText, policyId));
   }

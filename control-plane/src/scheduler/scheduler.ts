@@ -12,7 +12,8 @@
  *    (`ON CONFLICT DO NOTHING`: a second tick or a second control plane inserts nothing), and move
  *    the schedules on (`next_run_at` to the next date's run time; null after a backfill). See
  *    `fire.ts`.
- * 3. Repeat while a chunk was full; then give the held jobs of catalog-managed tables their
+ * 3. Repeat while a chunk was full; then the policy engine's step (`policies/engine.ts`) queues the
+ *    runs of managed tables whose time has come; then give the held jobs of catalog-managed tables their
  *    catalog reference and release them (`linked.ts`), and release the actions held for their
  *    table's onboarding (`table-actions/hold.ts`).
  * 4. Catalog connections' step (`catalog-connections/scheduled.ts`): a full sync for each
@@ -37,6 +38,7 @@ import type { CatalogTick } from "../catalog-connections/scheduled.ts";
 import type { ConfigService } from "../config/service.ts";
 import type { Db } from "../db/index.ts";
 import type { JobService } from "../jobs/service.ts";
+import type { PolicyTick } from "../policies/engine.ts";
 import type { HoldTick } from "../table-actions/hold.ts";
 import {
   anyDue,
@@ -53,6 +55,8 @@ export interface TickResult {
   due: number;
   /** Jobs this tick queued (a slot another tick already fired counts in neither). */
   fired: number;
+  /** The policy engine's step: catalogs resolved again, managed tables looked at, jobs queued, tables onboarded. */
+  policies: PolicyTick;
   /** Scheduled catalog syncs queued, and connection tests cancelled for want of an agent. */
   catalogs: CatalogTick;
   /** Held jobs of catalog-managed tables released with their catalog reference, or cancelled. */
@@ -83,6 +87,8 @@ export interface SchedulerOptions {
   discovery?: { tick(now: Date): Promise<number> };
   /** The prefix conversion step; none when absent. */
   conversions?: { tick(now: Date): Promise<number> };
+  /** The policy engine's step (`policies/engine.ts`); none when absent. */
+  policies?: { tick(now: Date): Promise<PolicyTick> };
 }
 
 export class Scheduler {
@@ -123,6 +129,12 @@ export class Scheduler {
         if (changes(moved) < this.chunkSize) break;
       }
     }
+    const policies = (await this.options.policies?.tick(now)) ?? {
+      resolved: 0,
+      due: 0,
+      queued: 0,
+      onboarded: 0,
+    };
     const linked = (await this.options.linked?.tick(now)) ?? { released: 0, cancelled: 0 };
     const onboardingHold = (await this.options.onboardingHold?.tick(now)) ?? { released: 0, cancelled: 0 };
     const catalogs = (await this.options.catalogs?.tick(now)) ?? { syncs: 0, expiredTests: 0 };
@@ -132,7 +144,7 @@ export class Scheduler {
     // Always: besides what this tick fired or reaped, jobs whose retry backoff ended since the last
     // tick are offerable now, and on Workers nothing else would tell the hub.
     this.jobs.notifyWork();
-    return { due, fired, catalogs, linked, onboardingHold, discoveries, conversions, reaped };
+    return { due, fired, policies, catalogs, linked, onboardingHold, discoveries, conversions, reaped };
   }
 }
 

@@ -1,0 +1,47 @@
+/**
+ * The jobs a policy's destructive runs make, for the engine (real runs) and the preview (the same
+ * jobs as dry runs): one place, so a preview lists what the run will then delete.
+ */
+import {
+  PARTITION_EXPIRATION_KIND,
+  type PartitionExpirationPayload,
+  VACUUM_KIND,
+  type VacuumPayload,
+} from "@lakesmith/shared/maintenance";
+import type { LakeTable } from "../db/schema.ts";
+import { jobOnTable, type NewJob } from "../jobs/enqueue.ts";
+import type { DueRun } from "./plan.ts";
+
+export type DestructiveRun = Exclude<DueRun, { group: "rewrite" }>;
+
+/**
+ * The vacuum or partition expiration of `run` on `table`. `keep`: paths a vacuum must not propose
+ * (recovered deletions). A partition expiration counts back from the run's UTC date.
+ */
+export function destructiveJob(
+  table: LakeTable,
+  run: DestructiveRun,
+  options: { dryRun: boolean; keep: string[]; queueing: Omit<NewJob, "kind" | "payload" | "tableId"> },
+): NewJob {
+  const base = { table_id: table.id, uri: table.uri, format: table.format };
+  if (run.group === "expire_snapshots") {
+    const payload: VacuumPayload = {
+      ...base,
+      mode: "lite",
+      ...(run.retentionHours !== undefined ? { retention_hours: run.retentionHours } : {}),
+      keep_table_retention: !run.shortenRetention,
+      dry_run: options.dryRun,
+      keep: options.keep,
+    };
+    return jobOnTable(table, { kind: VACUUM_KIND, payload, ...options.queueing });
+  }
+  const payload: PartitionExpirationPayload = {
+    ...base,
+    retention_days: run.retentionDays,
+    as_of: run.at.toISOString().slice(0, 10),
+    recipe: table.recipe ?? null,
+    dry_run: options.dryRun,
+    validate: false,
+  };
+  return jobOnTable(table, { kind: PARTITION_EXPIRATION_KIND, payload, ...options.queueing });
+}
