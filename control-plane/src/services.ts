@@ -178,7 +178,11 @@ export function createServices(deps: AppDeps): Services {
   const discovery = new DiscoveryService(deps.db, clock, jobs, cancel, config);
   const prefixRuns = new PrefixRunService(deps.db, jobs);
   const policies = new PolicyService(deps.db, clock);
-  const policyEngine = new PolicyEngine(deps.db, clock, config, tables, jobs, pendingDeletions);
+  const savings = new SavingsService(deps.db, clock, config);
+  const opportunities = new OpportunityService(deps.db, clock, jobs, tables, catalogRefs);
+  const policyEngine = new PolicyEngine(deps.db, clock, config, tables, jobs, pendingDeletions, {
+    opportunities,
+  });
   const crunch = new CrunchService(deps.db, clock, jobs, tables, config, catalogRefs);
   const vacuum = new VacuumService(jobs, tables, pendingDeletions);
   const partitionExpiration = new PartitionExpirationService(clock, jobs, tables, config);
@@ -210,7 +214,7 @@ export function createServices(deps: AppDeps): Services {
     slots,
     crunch,
     vacuum,
-    opportunities: new OpportunityService(deps.db, clock, jobs, tables, catalogRefs),
+    opportunities,
     partitionExpiration,
     pendingDeletions,
     hardDelete: new HardDeleteService(deps.db, clock, jobs, tables),
@@ -242,10 +246,10 @@ export function createServices(deps: AppDeps): Services {
       policies: policyEngine,
     }),
     notifications: new NotificationService(deps.db, clock, config, deps.notifications ?? {}),
-    savings: new SavingsService(deps.db, clock, config),
+    savings,
     policies,
     policyPreview: new PolicyPreview(deps.db, clock, config, jobs, pendingDeletions, policies),
-    managedTables: new ManagedTableService(deps.db, config),
+    managedTables: new ManagedTableService(deps.db, config, opportunities, savings),
     hub,
     agentGateway: undefined,
     docsAssets: deps.docsAssets,

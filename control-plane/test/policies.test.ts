@@ -208,7 +208,11 @@ describe("policies and managed tables", () => {
 });
 
 describe("the engine", () => {
-  const policyJobs = async () => plane.services.db.select().from(jobs).where(eq(jobs.trigger, "policy"));
+  /** The runs policies queued (opportunity scans, which the engine queues too, are not runs). */
+  const policyJobs = async () =>
+    (await plane.services.db.select().from(jobs).where(eq(jobs.trigger, "policy"))).filter(
+      (j) => j.kind !== "opportunity_scan",
+    );
 
   it("waits on tables that do not qualify, onboards the others, and queues runs at the policy's time, once", async () => {
     await ok("PUT", "/api/v1/config", { min_existence_days: 0 });
@@ -249,7 +253,11 @@ describe("the engine", () => {
     clock.advance(2 * 60_000);
     await plane.services.scheduler.tick(clock.now());
     expect(await policyJobs()).toEqual([]);
-    expect((await ok("GET", `/api/v1/managedtables/${id("hr", "people")}`)).state).toBe("active");
+    const active = await ok("GET", `/api/v1/managedtables/${id("hr", "people")}`);
+    expect(active.state).toBe("active");
+    // Once active, the engine has its opportunities measured; savings start at nothing.
+    expect(active.opportunities).toMatchObject({ status: "not_measured", scan: { trigger: "policy" } });
+    expect(active.savings).toMatchObject({ bytes_saved: 0 });
     clock.set(new Date("2026-03-01T03:00:00Z"));
     await plane.services.scheduler.tick(clock.now());
     await plane.services.scheduler.tick(clock.now());

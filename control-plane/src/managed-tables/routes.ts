@@ -8,8 +8,10 @@ import { jsonResponse, problemResponse } from "../http/openapi.ts";
 import { keysetPageOf, keysetQuery } from "../http/pagination.ts";
 import { defineRoute } from "../http/route.ts";
 import { newRouter } from "../http/router.ts";
+import { TableOpportunitiesSchema } from "../opportunities/schemas.ts";
 import { PolicySchema } from "../policies/routes.ts";
 import { ScheduleSchema } from "../policies/schemas.ts";
+import { SavingsSchema } from "../savings/schemas.ts";
 import { MANAGED_STATES } from "./service.ts";
 
 const tags = ["managed tables"];
@@ -67,6 +69,14 @@ const ManagedTableDetailSchema = ManagedTableSchema.extend({
       description:
         "The effective policy, and each of its actions as this table takes it, value by value with its source.",
     }),
+  opportunities: TableOpportunitiesSchema.nullable().openapi({
+    description:
+      "What a crunch would gain (potential DRR from a bounded sample rewrite, with when and how it was measured), small files, missing ordering: measured by an agent (`opportunity_scan`), again whenever the engine finds the measurement older than 7 days or behind a version a job committed since. Null until the table is onboarded.",
+  }),
+  savings: SavingsSchema.nullable().openapi({
+    description:
+      "What Lakesmith's rewrites of this table saved (GET /api/v1/savings/tables/{lake_table_id}). Null until onboarded.",
+  }),
   lake_table: z
     .object({
       id: z.string(),

@@ -28,10 +28,13 @@ import {
 import { type KeysetPage, keyAfter, keysetPage } from "../http/pagination.ts";
 import { ApiError } from "../http/problem.ts";
 import { iso } from "../jobs/view.ts";
+import type { OpportunityService } from "../opportunities/service.ts";
+import { opportunitiesView } from "../opportunities/view.ts";
 import { effectiveActions } from "../policies/plan.ts";
 import type { PolicyBody } from "../policies/schemas.ts";
 import { factsOf } from "../policies/service.ts";
 import { policyView } from "../policies/view.ts";
+import type { SavingsService } from "../savings/service.ts";
 
 export const MANAGED_STATES = ["active", "waiting", "paused", "disabled"] as const;
 
@@ -39,6 +42,8 @@ export class ManagedTableService {
   constructor(
     private readonly db: Db,
     private readonly config: ConfigService,
+    private readonly opportunities: OpportunityService,
+    private readonly savings: SavingsService,
   ) {}
 
   async list(filter: { q?: string | undefined; page_size: number; page_token?: string | undefined }) {
@@ -136,7 +141,12 @@ export class ManagedTableService {
         404,
         `No managed table '${tableIdText}': no policy applies to it. GET /api/v1/managedtables lists managed tables.`,
       );
-    const { values } = await this.config.get();
+    const lakeId = row.table?.id;
+    const [{ values }, opportunities, savings] = await Promise.all([
+      this.config.get(),
+      lakeId ? this.opportunities.ofTable(lakeId) : undefined,
+      lakeId ? this.savings.forTable(lakeId) : undefined,
+    ]);
     const facts = factsOf(
       { format: row.synced?.format ?? null, hasPartitions: row.synced?.hasPartitions ?? null },
       row.connectionType ?? null,
@@ -154,6 +164,11 @@ export class ManagedTableService {
       size_bytes: row.synced?.sizeBytes ?? null,
       location: row.synced?.location ?? null,
       effective_policy: effective,
+      opportunities:
+        lakeId && opportunities
+          ? opportunitiesView(lakeId, opportunities.latest, opportunities.active)
+          : null,
+      savings: savings ?? null,
       lake_table: row.table
         ? {
             id: row.table.id,

@@ -21,6 +21,8 @@
  * 3. The jobs are written in one set-based insert, then the tables' new due times in one set-based
  *    update (both carry their rows as one JSON value). Jobs of catalog-committed tables are held
  *    until the linked-jobs step gives them their catalog reference.
+ * 4. A few of the tables it looked at that run have their opportunities measured again when stale
+ *    (`opportunities/service.ts`, `enqueueIfStale`).
  * Bounds: the work follows the due tables, not the managed total: an idle tick is one index probe.
  */
 import type { Clock } from "@lakesmith/shared";
@@ -72,11 +74,17 @@ export interface PolicyEngineOptions {
   chunk?: number;
   /** Lakesmith tables created per tick. */
   onboardLimit?: number;
+  /** Measures managed tables' opportunities when stale (`opportunities/service.ts`); none when absent. */
+  opportunities?: { enqueueIfStale(table: LakeTable, now: Date): Promise<unknown> };
+  /** Opportunity checks per tick. */
+  scanLimit?: number;
 }
 
 export class PolicyEngine {
   private readonly chunk: number;
   private readonly onboardLimit: number;
+  private readonly scanLimit: number;
+  private readonly opportunities: PolicyEngineOptions["opportunities"];
 
   constructor(
     private readonly db: Db,
@@ -89,6 +97,8 @@ export class PolicyEngine {
   ) {
     this.chunk = options.chunk ?? 1000;
     this.onboardLimit = options.onboardLimit ?? 100;
+    this.scanLimit = options.scanLimit ?? 20;
+    this.opportunities = options.opportunities;
   }
 
   async tick(now: Date = this.clock.now()): Promise<PolicyTick> {
@@ -98,6 +108,7 @@ export class PolicyEngine {
     if (rows.length === 0) return outcome;
     const { values } = await this.config.get();
     const queued: NewJob[] = [];
+    const active: LakeTable[] = [];
     const moved: {
       c: string;
       f: string;
@@ -108,6 +119,7 @@ export class PolicyEngine {
     for (const row of rows) {
       const decision = await this.decide(row, now, values, outcome);
       queued.push(...decision.jobs);
+      if (row.table?.onboardingStatus === "active" && decision.waiting === null) active.push(row.table);
       moved.push({
         c: row.m.connectionId,
         f: row.m.fullName,
@@ -137,6 +149,9 @@ export class PolicyEngine {
           sql`${managedTables.fullName} = ${field("f")}`,
         ),
       );
+    // Opportunities follow the data: a table a run changed since its measurement is measured again
+    // (a few a tick, so the tick stays bounded; the rest at their next due time).
+    for (const table of active.slice(0, this.scanLimit)) await this.opportunities?.enqueueIfStale(table, now);
     if (outcome.queued > 0) this.jobs.notifyWork();
     return outcome;
   }
