@@ -16,6 +16,7 @@ import { Engine, sqlString } from "../src/engine/index.ts";
 import { isSortedBy, orderedByTag } from "../src/opportunities/ordering.ts";
 import { runOpportunityScan } from "../src/opportunities/run.ts";
 import { pickSample } from "../src/opportunities/sample.ts";
+import { smallFiles } from "../src/opportunities/small-files.ts";
 import { FileStore } from "../src/store/index.ts";
 import { jobContext } from "./support/maintenance.ts";
 
@@ -146,6 +147,27 @@ describe("opportunity scan", () => {
     expect(orderedByTag(tag("none"), ["a"])).toBe(false);
     expect(orderedByTag(null, ["a"])).toBe(false);
     expect(orderedByTag({ other: "sort=a" }, ["a"])).toBe(false);
+  });
+
+  it("counts a partition's only file under the target apart from the small files it could merge", () => {
+    const file = (key: string, day: string, size: number) => ({
+      key,
+      path: key,
+      size,
+      rows: undefined,
+      partitionValues: { event_date: day },
+    });
+    const files = [
+      file("a1", "2026-01-01", 10),
+      file("a2", "2026-01-01", 20),
+      file("a3", "2026-01-01", 500),
+      file("b1", "2026-01-02", 10),
+      file("b2", "2026-01-02", 400),
+      file("c1", "2026-01-03", 300),
+    ];
+    const found = smallFiles(files, ["event_date"], 100);
+    expect(found.small.map((f) => f.key).sort()).toEqual(["a1", "a2"]);
+    expect(found.alone.map((f) => f.key)).toEqual(["b1"]);
   });
 
   it("draws the same bounded sample from the same files, spread over them", () => {

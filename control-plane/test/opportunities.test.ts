@@ -41,6 +41,7 @@ function measured(overrides: Partial<OpportunityScanResult> = {}): OpportunitySc
     small_files: 48,
     small_files_bytes: 12_000_000,
     small_file_share: 1,
+    lone_small_files: 0,
     crunch_candidates: 48,
     crunch_candidate_bytes: 12_000_000,
     sample: {

@@ -6,7 +6,8 @@
  *   `sample_max_files` files and `sample_max_bytes` bytes, spread evenly over the candidates in key
  *   order) is rewritten on the agent's scratch disk with the crunch's own settings tuner and rewrite;
  *   `100 * (1 - bytes after / bytes before)` of that sample.
- * - Small files: live files under the target file size, with their count, bytes and share of files.
+ * - Small files: live files under the target file size, with their count, bytes and share of files;
+ *   a partition's only such file has nothing to merge with and is counted apart (`lone_small_files`).
  * - Ordering: whether the sampled files' rows are in the order of the cluster columns (the recipe's,
  *   or the payload's), checked row by row in each file; `missing_ordering` when cluster columns are
  *   named and a sampled file is not sorted by them.
@@ -74,10 +75,16 @@ export const OpportunityScanResultSchema = z.object({
   files: z.number().int().nonnegative(),
   total_bytes: z.number().nonnegative(),
   target_file_size_bytes: z.number().positive(),
+  /** Live files under the target size that share their partition with another such file. */
   small_files: z.number().int().nonnegative(),
   small_files_bytes: z.number().nonnegative(),
   /** `small_files / files`; 0 for a table without files. */
   small_file_share: z.number().min(0).max(1),
+  /**
+   * Files under the target size that are their partition's only one: nothing to merge them with (a
+   * partition smaller than the target size is one such file once crunched). Not in `small_files`.
+   */
+  lone_small_files: z.number().int().nonnegative().default(0),
   /** Files a crunch would rewrite now (small, or not written by Lakesmith), and their bytes. */
   crunch_candidates: z.number().int().nonnegative(),
   crunch_candidate_bytes: z.number().nonnegative(),

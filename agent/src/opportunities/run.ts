@@ -7,7 +7,7 @@
  *    is drawn from (`sample.ts`: deterministic, at most `sample_max_files` / `sample_max_bytes`).
  * 3. Rewrite the sample in scratch with the crunch's settings and rewrite (`measure.ts`), and check
  *    each sampled file's row order against the cluster columns.
- * 4. Report (`OpportunityScanResult`): the snapshot's version, small files under the target size,
+ * 4. Report (`OpportunityScanResult`): the snapshot's version, small files (`small-files.ts`),
  *    potential DRR of the sample, ordering, and how it was measured.
  */
 import { join } from "node:path";
@@ -24,6 +24,7 @@ import type { ObjectStore } from "../store/index.ts";
 import { methodOf, rewriteSample } from "./measure.ts";
 import { countSorted } from "./ordering.ts";
 import { pickSample } from "./sample.ts";
+import { smallFiles } from "./small-files.ts";
 
 export interface ScanOptions {
   store: ObjectStore;
@@ -112,7 +113,7 @@ export async function runOpportunityScan(
     const checked = cluster.length === 0 ? 0 : ordered.length;
 
     // 4. Report.
-    const small = table.files.filter((f) => f.size < targetBytes);
+    const { small, alone } = smallFiles(table.files, table.partitionColumns, targetBytes);
     const sampleBytes = sum(sample.map((f) => f.size));
     const unsorted = cluster.length > 0 && filesSorted < checked;
     const notes: string[] = [];
@@ -139,6 +140,7 @@ export async function runOpportunityScan(
       small_files: small.length,
       small_files_bytes: sum(small.map((f) => f.size)),
       small_file_share: table.files.length > 0 ? small.length / table.files.length : 0,
+      lone_small_files: alone.length,
       crunch_candidates: candidates.length,
       crunch_candidate_bytes: sum(candidates.map((f) => f.size)),
       sample: {

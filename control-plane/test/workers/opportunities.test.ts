@@ -20,6 +20,7 @@ function measurement(payload: Json): Json {
     small_files: 48 - scans * 20,
     small_files_bytes: 6_000_000,
     small_file_share: (48 - scans * 20) / (48 - scans * 10),
+    lone_small_files: 0,
     crunch_candidates: 16,
     crunch_candidate_bytes: 4_000_000,
     sample: {
