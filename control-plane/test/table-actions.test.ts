@@ -206,6 +206,13 @@ describe("POST .../actions: refusals", () => {
     expect(res.status, res.text).toBe(422);
     expect(res.body.errors[0]).toMatchObject({ path: "retention_hours" });
     expect(res.body.errors[0].message).toContain("below the delta default of 168 h");
+    const shortened = await post(`${url}/actions`, {
+      action: "expire_snapshots",
+      retention_hours: 24,
+      shorten_retention: true,
+    });
+    expect(shortened.job).toMatchObject({ kind: "vacuum", trigger: "action" });
+    expect(shortened.job.payload).toMatchObject({ retention_hours: 24, keep_table_retention: false });
   });
 
   it("is a 422 for unknown fields, a Z-order of one column, a schedule too far ahead", async () => {
@@ -273,6 +280,8 @@ describe("the first action onboards the table and waits for it", () => {
   it("cancels the held job with the reason when onboarding fails, and refuses a next action with 409", async () => {
     const url = path(unity, "main.sales.failing");
     const action = await post(`${url}/actions`, { action: "expire_snapshots", retention_hours: 200 });
+    // Not shortened on purpose: a table whose own retention is longer keeps it.
+    expect(action.job.payload).toMatchObject({ retention_hours: 200, keep_table_retention: true });
     const table = await plane.services.tables.find(action.lakesmith_table_id);
     await finish(table?.onboardingJobId as string, { error: "no Delta log at the location" });
     expect((await plane.services.scheduler.tick()).onboardingHold).toEqual({ released: 0, cancelled: 1 });

@@ -55,7 +55,7 @@ export const PARAMETERS = {
       type: "boolean",
       required: false,
       description:
-        "Allow `retention_hours` below the format's default retention; the run's result records it.",
+        "Allow `retention_hours` below the format's default retention, and below the table's own where that is longer; the run's result records it. Without it, a table whose own retention is longer keeps its own.",
     },
     {
       name: "dry_run",

@@ -180,7 +180,8 @@ export class TableActionService {
             ...(request.retention_hours !== undefined ? { retention_hours: request.retention_hours } : {}),
           },
           actor,
-          queueing,
+          // Without shorten_retention a table whose own retention is longer keeps it.
+          { queueing, keepTableRetention: !request.shorten_retention },
         );
       case "expire_partitions":
         return this.expiration.trigger(

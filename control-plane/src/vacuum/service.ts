@@ -27,13 +27,15 @@ export class VacuumService {
 
   /**
    * Queues a vacuum of a Delta or Iceberg table; 404 unknown table, 409 other formats or an active
-   * vacuum. `queueing` overrides the manual trigger's `trigger: "manual"`, now.
+   * vacuum. `how.queueing` overrides the manual trigger's `trigger: "manual"`, now;
+   * `how.keepTableRetention` keeps the table's own retention where it is longer than the one asked
+   * (a table action that does not say `shorten_retention`).
    */
   async trigger(
     tableId: string,
     trigger: VacuumTrigger,
     actor: string | null,
-    queueing: Queueing = {},
+    how: { queueing?: Queueing; keepTableRetention?: boolean } = {},
   ): Promise<Job> {
     const table = await this.tables.find(tableId);
     if (!table) throw notFound("Table", tableId);
@@ -43,7 +45,7 @@ export class VacuumService {
       format: table.format,
       mode: trigger.mode,
       ...(trigger.retention_hours !== undefined ? { retention_hours: trigger.retention_hours } : {}),
-      keep_table_retention: false,
+      keep_table_retention: how.keepTableRetention ?? false,
       dry_run: trigger.dry_run,
       keep: await this.deletions.keepPaths(table.id),
     };
@@ -52,7 +54,7 @@ export class VacuumService {
       payload,
       trigger: "manual",
       createdBy: actor,
-      ...queueing,
+      ...how.queueing,
     });
   }
 
