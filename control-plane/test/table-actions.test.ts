@@ -255,7 +255,7 @@ describe("the first action onboards the table and waits for it", () => {
     expect(action.job).toMatchObject({ kind: "crunch", trigger: "action" });
     const table = await plane.services.tables.find(action.lakesmith_table_id);
     expect(table).toMatchObject({
-      name: "main.sales.held",
+      name: "unity.main.sales.held",
       catalogConnectionId: unity,
       catalogFullName: "main.sales.held",
       onboardingStatus: "pending",

@@ -2,8 +2,9 @@
  * Onboards a catalog table as a Lakesmith table, as `POST /api/v1/tables` with
  * `catalog_connection_id` and `catalog_table` does (same service, same checks), for its first action.
  *
- * - The table is named after the synced `full_name` (characters a table name can't hold become
- *   `_`); a name another table holds gets the connection id appended.
+ * - The table is named as the policy engine names the tables it onboards (`lakeTableName`:
+ *   `<connection name>.<full name>`), so either finds the other's by name; a name another table
+ *   holds gets the connection id appended.
  * - Two first actions racing both try: the loser's name is taken, and it finds the winner's
  *   table by its link.
  * - A synced table the connection can't link (a Unity MANAGED table, a Polaris non-Iceberg one) is
@@ -12,17 +13,10 @@
 import type { Db } from "../db/index.ts";
 import type { LakeTable } from "../db/schema.ts";
 import { ApiError, invalidField } from "../http/problem.ts";
+import { lakeTableName } from "../policies/engine.ts";
 import { TableCreateSchema } from "../tables/schemas.ts";
 import type { TableService } from "../tables/service.ts";
 import { type ActionTarget, linkedTable } from "./target.ts";
-
-const MAX_NAME = 255;
-
-/** The Lakesmith table name for a synced `full_name`. */
-export function tableNameOf(fullName: string, suffix = ""): string {
-  const name = fullName.replace(/[^A-Za-z0-9_.$-]/g, "_").replace(/^[.$-]/, "_");
-  return name.slice(0, MAX_NAME - suffix.length) + suffix;
-}
 
 export async function onboardCatalogTable(
   db: Db,
@@ -32,9 +26,11 @@ export async function onboardCatalogTable(
 ): Promise<LakeTable> {
   const { connectionId } = target.ref;
   const fullName = target.synced.fullName;
-  for (const suffix of ["", `-${connectionId}`]) {
+  const name = lakeTableName(target.connectionName, fullName);
+  const names = [name, `${name.slice(0, 254 - connectionId.length)}-${connectionId}`];
+  for (const candidate of names) {
     const body = TableCreateSchema.parse({
-      name: tableNameOf(fullName, suffix),
+      name: candidate,
       catalog_connection_id: connectionId,
       catalog_table: fullName,
     });
@@ -51,6 +47,6 @@ export async function onboardCatalogTable(
   }
   throw new ApiError(
     409,
-    `Tables named '${tableNameOf(fullName)}' and '${tableNameOf(fullName, `-${connectionId}`)}' exist already and link other tables; onboard '${fullName}' with POST /api/v1/tables under another name, then trigger the action.`,
+    `Tables named '${names.join("' and '")}' exist already and link other tables; onboard '${fullName}' with POST /api/v1/tables under another name, then trigger the action.`,
   );
 }

@@ -5,8 +5,8 @@
  *
  * - Several Lakesmith tables may link one synced table (`POST /api/v1/tables` allows it); the
  *   oldest is the one actions run on and runs are read from.
- * - The facts `policies/actions.ts` decides by come from the synced record, except partitioning,
- *   which an onboarded table's recipe states better than the catalog does.
+ * - The facts `policies/actions.ts` decides by are the ones policies read (`policies/service.ts`):
+ *   the synced record's, partitioning refined by an onboarded table's recipe.
  */
 import type { CatalogType } from "@lakesmith/shared/catalogs";
 import { and, asc, eq, isNull } from "drizzle-orm";
@@ -21,6 +21,7 @@ import {
 } from "../db/schema.ts";
 import { ApiError } from "../http/problem.ts";
 import type { ActionFacts } from "../policies/actions.ts";
+import { factsOf as policyFacts } from "../policies/service.ts";
 
 export interface ActionTarget {
   catalogId: string;
@@ -28,6 +29,7 @@ export interface ActionTarget {
   ref: CatalogRef;
   synced: CatalogTable;
   connectionType: CatalogType;
+  connectionName: string;
   /** The Lakesmith table the actions run on; undefined until the first action onboards one. */
   table: LakeTable | undefined;
 }
@@ -39,7 +41,11 @@ export async function resolveTarget(db: Db, catalogId: string, tableId: string):
   const [row] =
     ref && fullName
       ? await db
-          .select({ synced: catalogTables, connectionType: catalogConnections.type })
+          .select({
+            synced: catalogTables,
+            connectionType: catalogConnections.type,
+            connectionName: catalogConnections.name,
+          })
           .from(catalogTables)
           .innerJoin(catalogConnections, eq(catalogConnections.id, catalogTables.connectionId))
           .where(
@@ -57,7 +63,7 @@ export async function resolveTarget(db: Db, catalogId: string, tableId: string):
       `Catalog '${catalogId}' has no live table '${tableId}'; GET /api/v1/catalogs lists the catalogs and GET /api/v1/catalogs/{catalog_id}/tables their tables and table_id.`,
     );
   const table = await linkedTable(db, ref.connectionId, row.synced.fullName);
-  return { catalogId, tableId, ref, synced: row.synced, connectionType: row.connectionType, table };
+  return { catalogId, tableId, ref, ...row, table };
 }
 
 /** The oldest Lakesmith table linked to the synced table, if any. */
@@ -75,12 +81,7 @@ export async function linkedTable(
   return table;
 }
 
-/** What decides the target's actions (`policies/actions.ts`). */
+/** What decides the target's actions (`policies/actions.ts`), as policies read them. */
 export function factsOf(target: ActionTarget): ActionFacts {
-  const recipe = target.table?.recipe;
-  return {
-    format: target.synced.format,
-    catalogCommitted: target.connectionType === "polaris" || target.connectionType === "hive_metastore",
-    partitioned: recipe ? recipe.partition_columns.length > 0 : target.synced.hasPartitions,
-  };
+  return policyFacts(target.synced, target.connectionType, target.table?.recipe ?? null);
 }
