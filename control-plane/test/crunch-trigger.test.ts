@@ -28,6 +28,15 @@ afterAll(() => plane.close());
 
 let seq = 0;
 const table = (extra: Record<string, unknown> = {}) => activeTable(plane, `crunch.t${++seq}`, extra);
+/** A table whose recipe has no partitions (its date column is a data column): a crunch stays one job. */
+const UNPARTITIONED = { ...RECIPE, partition_columns: [], partition_pattern: null };
+async function unpartitioned() {
+  const t = await createTable(plane, `crunch.t${++seq}`);
+  await finishOnboarding(plane, t.id, { recipe: UNPARTITIONED });
+  return t;
+}
+const days = (view: { jobs: { date_range: { start: string } }[] }) =>
+  view.jobs.map((j) => j.date_range.start);
 const trigger = (tableId: string, body: unknown, query = "") =>
   admin("POST", `/api/v1/tables/${tableId}/crunch${query}`, body);
 const LOOKBACK = { lookback_start: 15, lookback_end: 2 };
@@ -175,11 +184,15 @@ describe("the recipe check", () => {
 });
 
 describe("a lookback trigger", () => {
-  it("queues a crunch job whose payload parses, over [today - lookback_start, today - lookback_end] UTC", async () => {
+  it("queues one crunch job per day of [today - lookback_start, today - lookback_end] UTC, each payload parsing", async () => {
     const t = await table({ target_file_size_mb: 256, priority: "P2" });
     const res = await trigger(t.id, LOOKBACK);
     expect(res.status).toBe(202);
     const view = await res.json();
+    expect(days(view)).toEqual(
+      Array.from({ length: 14 }, (_, i) => `2026-02-${String(14 + i).padStart(2, "0")}`),
+    );
+    expect(view.jobs[0]).toEqual({ ...view, jobs: undefined });
     expect(view).toMatchObject({
       table_id: t.id,
       job_type: "crunch",
@@ -188,8 +201,9 @@ describe("a lookback trigger", () => {
       trigger: "manual",
       schedule_id: null,
       priority: "P2",
-      date_range: { start: "2026-02-14", end: "2026-02-27" },
+      date_range: { start: "2026-02-14", end: "2026-02-14" },
       backfill_col: null,
+      partition: "event_date=2026-02-14",
       cluster_columns: RECIPE.cluster_columns,
       target_file_size_mb: 256,
       summary: null,
@@ -203,13 +217,24 @@ describe("a lookback trigger", () => {
       table_id: t.id,
       uri: `s3://lake/${t.name}`,
       format: "delta",
-      date_range: { start: "2026-02-14", end: "2026-02-27" },
+      date_range: { start: "2026-02-14", end: "2026-02-14" },
       target_file_size_mb: 256,
       cluster_columns: RECIPE.cluster_columns,
       recipe: RECIPE,
       mutation_interval_minutes: null,
       parquet_v2: false,
+      partition: { column: "event_date", value: "2026-02-14" },
     });
+  });
+
+  it("queues one job over the whole range of a table without date partitions", async () => {
+    const t = await unpartitioned();
+    const view = await (await trigger(t.id, LOOKBACK)).json();
+    expect(view).toMatchObject({ date_range: { start: "2026-02-14", end: "2026-02-27" }, partition: null });
+    expect(view.jobs.map((j: { id: string }) => j.id)).toEqual([view.id]);
+    expect(
+      CrunchPayloadSchema.parse((await plane.services.jobs.get(view.id))?.payload).partition,
+    ).toBeUndefined();
   });
 
   it("carries the table's Parquet v2 choice to the agent", async () => {
@@ -221,9 +246,12 @@ describe("a lookback trigger", () => {
 
   it("covers today alone with 0 and 0, across a year boundary with larger values", async () => {
     const today = await trigger((await table()).id, { lookback_start: 0, lookback_end: 0 });
-    expect((await today.json()).date_range).toEqual({ start: "2026-03-01", end: "2026-03-01" });
-    const long = await trigger((await table()).id, { lookback_start: 70, lookback_end: 60 });
-    expect((await long.json()).date_range).toEqual({ start: "2025-12-21", end: "2025-12-31" });
+    expect(days(await today.json())).toEqual(["2026-03-01"]);
+    const long = await (await trigger((await table()).id, { lookback_start: 70, lookback_end: 60 })).json();
+    expect(days(long)).toHaveLength(11);
+    expect([days(long)[0], days(long)[10]]).toEqual(["2025-12-21", "2025-12-31"]);
+    const whole = await trigger((await unpartitioned()).id, { lookback_start: 70, lookback_end: 60 });
+    expect((await whole.json()).date_range).toEqual({ start: "2025-12-21", end: "2025-12-31" });
   });
 
   it("takes the trigger's priority over the table's", async () => {
@@ -260,15 +288,18 @@ describe("a backfill trigger", () => {
     });
     expect(res.status).toBe(202);
     const view = await res.json();
+    expect(days(view)).toHaveLength(31);
     expect(view).toMatchObject({
-      date_range: { start: "2026-01-01", end: "2026-01-31" },
+      date_range: { start: "2026-01-01", end: "2026-01-01" },
       backfill_col: "event_date",
+      partition: "event_date=2026-01-01",
       cluster_columns: ["region", "customer_id"],
       priority: "P1",
     });
-    const payload = CrunchPayloadSchema.parse((await plane.services.jobs.get(view.id))?.payload);
+    const payload = CrunchPayloadSchema.parse((await plane.services.jobs.get(view.jobs[30].id))?.payload);
     expect(payload).toMatchObject({
-      date_range: { start: "2026-01-01", end: "2026-01-31" },
+      date_range: { start: "2026-01-31", end: "2026-01-31" },
+      partition: { column: "event_date", value: "2026-01-31" },
       backfill_col: "event_date",
       cluster_columns: ["region", "customer_id"],
       recipe: RECIPE,
@@ -315,8 +346,9 @@ describe("a backfill trigger", () => {
 });
 
 describe("overlapping crunches", () => {
+  // Tables without date partitions: each crunch holds the whole table.
   it("refuses a second trigger while the first is queued or running with 409 naming it, and accepts one after it ends", async () => {
-    const t = await table();
+    const t = await unpartitioned();
     const first = await (await trigger(t.id, LOOKBACK)).json();
     const again = await trigger(t.id, LOOKBACK);
     expect(again.status).toBe(409);
@@ -341,7 +373,7 @@ describe("overlapping crunches", () => {
 
   it("holds a scheduled crunch of the table queued while another runs, and offers it once that ends", async () => {
     const { jobs } = plane.services;
-    const t = await table();
+    const t = await unpartitioned();
     const manual = await (await trigger(t.id, LOOKBACK)).json();
     const leased = await leaseJob(plane, manual.id);
     // A schedule's run of the same table arrives (the scheduler does not ask the trigger).
@@ -367,7 +399,7 @@ describe("overlapping crunches", () => {
 
   it("offers other work behind many crunches that wait for the table's running one", async () => {
     const { jobs } = plane.services;
-    const t = await table();
+    const t = await unpartitioned();
     const manual = await (await trigger(t.id, LOOKBACK)).json();
     await leaseJob(plane, manual.id);
     const waiting: string[] = [];
@@ -398,7 +430,7 @@ describe("overlapping crunches", () => {
 
   it("offers one of two queued crunches of a table when two agents ask at once", async () => {
     const { jobs } = plane.services;
-    const t = await table();
+    const t = await unpartitioned();
     const first = await (await trigger(t.id, LOOKBACK)).json();
     const { job: second } = await jobs.enqueue({
       kind: "crunch",
@@ -427,7 +459,7 @@ describe("overlapping crunches", () => {
 
   it("queues exactly one job when two triggers race", async () => {
     for (let round = 0; round < 5; round++) {
-      const t = await table();
+      const t = await unpartitioned();
       const answers = await Promise.all([trigger(t.id, LOOKBACK), trigger(t.id, { ...BACKFILL })]);
       expect(answers.map((r) => r.status).sort()).toEqual([202, 409]);
       const accepted = await answers.find((r) => r.status === 202)?.json();
@@ -437,5 +469,86 @@ describe("overlapping crunches", () => {
       expect(list.total).toBe(1);
       expect(list.items[0].id).toBe(accepted.id);
     }
+  });
+});
+
+describe("overlapping partitions", () => {
+  const backfill = (start: string, end: string) => ({ backfill_start_date: start, backfill_end_date: end });
+
+  it("queues crunches of disjoint days side by side, and refuses one that shares a day with 409 naming its job", async () => {
+    const t = await table();
+    const first = await (await trigger(t.id, backfill("2026-01-01", "2026-01-03"))).json();
+    const disjoint = await trigger(t.id, backfill("2026-01-04", "2026-01-05"));
+    expect(disjoint.status).toBe(202);
+    expect(days(await disjoint.json())).toEqual(["2026-01-04", "2026-01-05"]);
+
+    const shared = await trigger(t.id, backfill("2026-01-03", "2026-01-04"));
+    expect(shared.status).toBe(409);
+    expect((await shared.json()).detail).toMatch(/has crunch job 'job_\w+' queued/);
+    // Nothing of the refused set was queued: the table still has the five days' jobs.
+    const list = await (await admin("GET", `/api/v1/tables/${t.id}/crunch`)).json();
+    expect(list.total).toBe(5);
+    expect(first.jobs).toHaveLength(3);
+  });
+
+  it("queues exactly one of two racing sets that share a day, whole", async () => {
+    for (let round = 0; round < 5; round++) {
+      const t = await table();
+      const answers = await Promise.all([
+        trigger(t.id, backfill("2026-01-01", "2026-01-04")),
+        trigger(t.id, backfill("2026-01-04", "2026-01-06")),
+      ]);
+      expect(answers.map((r) => r.status).sort()).toEqual([202, 409]);
+      const accepted = await answers.find((r) => r.status === 202)?.json();
+      const list = await (await admin("GET", `/api/v1/tables/${t.id}/crunch`)).json();
+      expect(list.total).toBe(accepted.jobs.length);
+    }
+  });
+
+  it("refuses a whole-table crunch while a day's job is active, and a day while a whole-table crunch is", async () => {
+    const t = await table();
+    const day = await (await trigger(t.id, backfill("2026-01-02", "2026-01-02"))).json();
+    const whole = await trigger(t.id, { whole_table: true });
+    expect(whole.status).toBe(409);
+    expect((await whole.json()).detail).toContain(`'${day.id}' queued`);
+
+    const other = await table();
+    const wholeJob = await (await trigger(other.id, { whole_table: true })).json();
+    const refused = await trigger(other.id, backfill("2026-01-02", "2026-01-02"));
+    expect(refused.status).toBe(409);
+    expect((await refused.json()).detail).toContain(`'${wholeJob.id}' queued`);
+  });
+
+  it("offers every day of a fanned-out crunch to agents at once, but not a whole-table crunch beside them", async () => {
+    const { jobs } = plane.services;
+    const t = await table();
+    const set = await (await trigger(t.id, backfill("2026-01-01", "2026-01-03"))).json();
+    // Queued after the days, at their priority: the offer comes to the days first.
+    clock.advance(1000);
+    const { job: whole } = await jobs.enqueue({
+      kind: "crunch",
+      tableId: t.id,
+      payload: { table_id: t.id, uri: t.uri, format: "delta" },
+      trigger: "schedule",
+    });
+    const agents = ["agt_p1", "agt_p2", "agt_p3", "agt_p4"].map((id) => ({
+      ...FAKE_AGENT,
+      id,
+      kinds: ["crunch"],
+    }));
+    // The agents ask in turn until nothing is left to offer any of them (other suites' jobs too).
+    const offered = [];
+    for (let more = true; more; ) {
+      more = false;
+      for (const agent of agents) {
+        const job = await jobs.offerNext(agent);
+        if (job) offered.push({ agent: agent.id, job });
+        more ||= job !== undefined;
+      }
+    }
+    const ofTable = offered.filter((o) => o.job.tableId === t.id).map((o) => o.job.id);
+    expect(ofTable.sort()).toEqual(set.jobs.map((j: { id: string }) => j.id).sort());
+    expect(ofTable).not.toContain(whole.id);
+    for (const { agent, job } of offered) await jobs.reject(agent, job.id, job.fence);
   });
 });

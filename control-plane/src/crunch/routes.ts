@@ -10,11 +10,14 @@ import { pageOf } from "../http/pagination.ts";
 import { defineRoute } from "../http/route.ts";
 import { newRouter } from "../http/router.ts";
 import { TableIdParam } from "../tables/routes.ts";
+import { MAX_FAN_OUT } from "./fan-out.ts";
 import {
   CRUNCH_PAGE_MAX,
   CrunchJobSchema,
+  type CrunchJobWire,
   CrunchMetricsSchema,
   CrunchQuery,
+  CrunchTriggerResponseSchema,
   CrunchTriggerSchema,
   SkipRecipeCheckQuery,
   TableCrunchQuery,
@@ -38,21 +41,26 @@ const trigger = defineRoute({
   tags,
   summary: "Trigger a crunch of a table, bypassing its schedule",
   description:
-    "Answers **202 Accepted** with the queued job: an agent picks it up; follow it with GET /api/v1/crunch/{crunch_id}/metrics.\n\n" +
+    "Answers **202 Accepted** with the queued jobs: agents pick them up; follow each with GET /api/v1/crunch/{crunch_id}/metrics.\n\n" +
+    "**Fan-out:** a range on a table partitioned by its date column (the backfill column, else the recipe's date filter column) is split into one job per day, " +
+    "or 24 per-hour jobs per day when the table is also partitioned by hour and its average daily partition size (measured by its earlier crunches) is above the hourly_fanout_min_partition_size_gb setting; " +
+    `at most ${MAX_FAN_OUT} jobs (a longer range is one job, and hours fall back to days). Each job works on and commits only its partition, so any allowed agents take them at the same time. ` +
+    "The answer's fields describe the first job and `jobs` lists all of them; a whole-table crunch, an unpartitioned table or a range on a data column is one job, as before.\n\n" +
     "Lookback mode crunches the partition dates [today - lookback_start, today - lookback_end] (UTC dates of the control plane's clock). " +
     "Backfill mode crunches [backfill_start_date, backfill_end_date] on the recipe's date filter column, sorted by cluster_columns (default: the recipe's). " +
     'Whole-table mode (`{"whole_table": true}`, an addition to the two modes of the spec) crunches every file of the table whatever its date, ' +
     "files without one included, sorted by cluster_columns (default: the recipe's). The three modes are exclusive: fields of two of them, or of none, are a 422 naming each field. " +
     "A range that selects no file succeeds with zeros, and its metrics' `notes` say that no file fell in the range and which range.\n\n" +
     "The table's onboarding must be active with a recipe (409 otherwise) unless skip_recipe_check=true. " +
-    "**Not idempotent, never overlapping:** while one of the table's crunch or optimize jobs (manual or scheduled) is queued, offered, running or cancelling, " +
-    "another trigger is a 409 that names it, because each crunch commits to the table's log; of two triggers at the same moment exactly one is queued. " +
+    "**Not idempotent, never overlapping:** while one of the table's crunch or optimize jobs (manual or scheduled) is queued, offered, running or cancelling " +
+    "on a partition this trigger covers (a whole-table or unpartitioned crunch covers every partition), the trigger is a 409 that names it and queues nothing; " +
+    "jobs on other partitions are no conflict. Of two overlapping triggers at the same moment exactly one is queued. " +
     "Once that job ends, the same trigger queues a new crunch.\n\n" +
     "The job records the table's target file size, the recipe and the mutation interval setting (a crunch of a table written to within that many minutes runs as optimize).",
   access: access.write("crunch"),
   request: { params: TableIdParam, query: SkipRecipeCheckQuery, body: jsonBody(CrunchTriggerSchema) },
   responses: {
-    202: jsonResponse("Queued.", CrunchJobSchema),
+    202: jsonResponse("Queued: the first job's fields, and `jobs`.", CrunchTriggerResponseSchema),
     404: problemResponse("No such table."),
     409: problemResponse(
       "Onboarding has not produced the table's recipe (and skip_recipe_check is false), or another crunch of the table is active (the detail names it).",
@@ -121,11 +129,16 @@ const cancel = defineRoute({
 
 export const crunchRoutes = newRouter()
   .openapi(trigger, async (c) => {
-    const job = await c.var.services.crunch.trigger(c.req.valid("param").table_id, c.req.valid("json"), {
-      skipRecipeCheck: c.req.valid("query").skip_recipe_check === "true",
-      actor: principalId(c.var.principal),
-    });
-    return c.json(crunchJobView(job), 202);
+    const queued = await c.var.services.crunch.triggerAll(
+      c.req.valid("param").table_id,
+      c.req.valid("json"),
+      {
+        skipRecipeCheck: c.req.valid("query").skip_recipe_check === "true",
+        actor: principalId(c.var.principal),
+      },
+    );
+    const views = queued.map(crunchJobView);
+    return c.json({ ...(views[0] as CrunchJobWire), jobs: views }, 202);
   })
   .openapi(listOfTable, async (c) => {
     const { offset, limit, status, job_type } = c.req.valid("query");

@@ -259,6 +259,11 @@ export const CrunchJobSchema = z
       .nullable()
       .openapi({ description: "Inclusive partition dates, YYYY-MM-DD; null for the whole table." }),
     backfill_col: z.string().nullable(),
+    partition: z.string().nullable().openapi({
+      description:
+        "The one partition this job works on when its crunch fanned out (`col=YYYY-MM-DD`, or `col=YYYY-MM-DD/hour=HH` for an hourly job); null for a job over its whole range or table.",
+      example: "event_date=2026-01-02",
+    }),
     cluster_columns: z.array(z.string()).openapi({ description: "Sort columns of the rewrite." }),
     layout: z
       .object({ type: z.enum(["linear", "zorder"]), columns: z.array(z.string()) })
@@ -280,6 +285,14 @@ export const CrunchJobSchema = z
   })
   .openapi("CrunchJob");
 export type CrunchJobWire = z.infer<typeof CrunchJobSchema>;
+
+/** A trigger's answer: its first job's fields, as before fan-out, and every job it queued. */
+export const CrunchTriggerResponseSchema = CrunchJobSchema.extend({
+  jobs: z.array(CrunchJobSchema).openapi({
+    description:
+      "Every job the trigger queued, in partition order: one per partition when the crunch fanned out, else the one job. The fields beside `jobs` are its first job's.",
+  }),
+}).openapi("CrunchTriggerResponse");
 
 export const CrunchMetricsSchema = z
   .object({

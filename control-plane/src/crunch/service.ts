@@ -4,9 +4,11 @@
  * `optimize`); the agent parses its payload with `CrunchPayloadSchema` and reports a
  * `CrunchResult`.
  *
- * A table's crunches never overlap (`kind.ts` declares the rule): a trigger while one of the
- * table's crunch or optimize jobs is active is a 409 naming that job. A schedule's run is not
- * refused: it waits queued, since the offer holds it back while another one holds an agent.
+ * A trigger over a range of a table partitioned by date fans out to one job per partition
+ * (`fan-out.ts`). A table's crunches never overlap on a partition (`kind.ts` declares the rule): a
+ * trigger while a crunch or optimize job of the table is active on any partition it covers is a
+ * 409 naming that job; disjoint partitions are no conflict. A schedule's run is not refused: it
+ * waits queued, since the offer holds it back while an overlapping one holds an agent.
  */
 import type { Clock } from "@lakesmith/shared";
 import { CRUNCH_KINDS, type CrunchKind, type CrunchPayload } from "@lakesmith/shared/jobs";
@@ -19,9 +21,11 @@ import type { Page } from "../http/pagination.ts";
 import { ApiError, conflict, notFound } from "../http/problem.ts";
 import type { Queueing } from "../jobs/enqueue.ts";
 import type { JobService } from "../jobs/service.ts";
-import { triggerOnTable } from "../jobs/triggers.ts";
+import { triggerSetOnTable } from "../jobs/triggers.ts";
 import { addDays, utcDate } from "../schedules/timing.ts";
 import type { TableService } from "../tables/service.ts";
+import { crunchJobs } from "./fan-out.ts";
+import { fanOutSettings } from "./partition-size.ts";
 import { type CrunchTrigger, clusterColumnNames } from "./schemas.ts";
 
 export interface CrunchFilter {
@@ -55,6 +59,17 @@ export class CrunchService {
    * onboarding produced a recipe (or `skipRecipeCheck`), and 409 while another crunch is active.
    */
   async trigger(tableId: string, trigger: CrunchTrigger, options: CrunchOptions): Promise<Job> {
+    const [first] = await this.triggerAll(tableId, trigger, options);
+    if (!first) throw new Error("a crunch trigger queued no job");
+    return first;
+  }
+
+  /**
+   * `trigger`, answering every job it queued: one per partition when the range fans out
+   * (`fan-out.ts`), else one. The set is queued all or none, and is a 409 while an active crunch
+   * overlaps any of its partitions.
+   */
+  async triggerAll(tableId: string, trigger: CrunchTrigger, options: CrunchOptions): Promise<Job[]> {
     const table = await this.tables.find(tableId);
     if (!table) throw notFound("Table", tableId);
     if (!options.skipRecipeCheck && (table.onboardingStatus !== "active" || !table.recipe))
@@ -62,14 +77,25 @@ export class CrunchService {
         `Onboarding has not produced the table's recipe: table '${table.name}' onboarding is '${table.onboardingStatus}'. ` +
           `Check GET /api/v1/onboarding/${table.id}/status, or send ?skip_recipe_check=true to crunch without a recipe.`,
       );
-    return triggerOnTable(this.jobs, table, {
+    const payload = await this.payload(table, trigger);
+    const { values } = await this.config.get();
+    const request = {
       kind: options.kind ?? "crunch",
-      payload: await this.payload(table, trigger),
+      payload,
       priority: trigger.priority,
       trigger: "manual",
       createdBy: options.actor,
       ...options.queueing,
-    });
+    };
+    const settings = await fanOutSettings(
+      this.db,
+      values.hourly_fanout_min_partition_size_gb,
+      table.id,
+      payload,
+    );
+    const [first, ...rest] = crunchJobs(table, request, settings);
+    if (!first) throw new Error("a crunch request made no job");
+    return triggerSetOnTable(this.jobs, table, [first, ...rest]);
   }
 
   /** A crunch or optimize job; 404 for any other id. */

@@ -9,6 +9,7 @@ import {
   CrunchPayloadSchema,
   type CrunchResult,
   CrunchResultSchema,
+  crunchPartitionLabel,
 } from "@lakesmith/shared/jobs";
 import type { Job } from "../db/schema.ts";
 import { TERMINAL_STATUSES } from "../jobs/service.ts";
@@ -36,6 +37,7 @@ export function crunchJobView(job: Job): CrunchJobWire {
     requested_job_type: asKind(job.kind),
     date_range: payload?.date_range ?? null,
     backfill_col: payload?.backfill_col ?? null,
+    partition: payload?.partition ? crunchPartitionLabel(payload.partition) : null,
     cluster_columns: payload?.cluster_columns ?? payload?.recipe?.cluster_columns ?? [],
     layout: payload?.layout ?? null,
     target_file_size_mb: payload?.target_file_size_mb ?? null,
