@@ -47,6 +47,7 @@ describe("deleting job kinds", () => {
       "crunch",
       "hard_delete",
       "onboarding",
+      "opportunity_scan",
       "optimize",
       "partition_expiration",
       "recover",
