@@ -37,6 +37,9 @@ const DAY_MS = 86_400_000;
 /** Why `enqueueIfStale` queued a scan, or did not. */
 export type StaleReason = "never_measured" | "older_than_7_days" | "table_changed" | "fresh" | "scan_active";
 
+/** A table row as the policy engine reads it (its `wire` copy left out). */
+export type ScanTable = Omit<LakeTable, "wire">;
+
 export interface StaleCheck {
   reason: StaleReason;
   /** The scan queued (or the one the day's dedupe key already named); null when none was due. */
@@ -83,7 +86,7 @@ export class OpportunityService {
   }
 
   /** Queues a scan of `table` when its measurement is missing, old or behind the table (module comment). */
-  async enqueueIfStale(table: LakeTable, now: Date = this.clock.now()): Promise<StaleCheck> {
+  async enqueueIfStale(table: Omit<LakeTable, "wire">, now: Date = this.clock.now()): Promise<StaleCheck> {
     const [latest, active] = await Promise.all([this.latest(table.id), this.activeScan(table.id)]);
     if (active) return { reason: "scan_active", job: active, created: false };
     const committed = latest ? await this.committedSince(table.id, latest.measuredAt) : null;
@@ -135,7 +138,7 @@ export class OpportunityService {
     return job;
   }
 
-  private async payload(table: LakeTable): Promise<OpportunityScanPayload> {
+  private async payload(table: Omit<LakeTable, "wire">): Promise<OpportunityScanPayload> {
     const catalog = await this.catalogRefs.of(table);
     return {
       table_id: table.id,

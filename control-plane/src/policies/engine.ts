@@ -27,7 +27,7 @@
  */
 import type { Clock } from "@lakesmith/shared";
 import type { CrunchPayload } from "@lakesmith/shared/jobs";
-import { and, asc, eq, isNotNull, lte, sql } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, isNotNull, lte, sql } from "drizzle-orm";
 import type { ConfigService } from "../config/service.ts";
 import { crunchJobs } from "../crunch/fan-out.ts";
 import { fanOutSettings } from "../crunch/partition-size.ts";
@@ -47,8 +47,9 @@ import type { JobService } from "../jobs/service.ts";
 import type { PendingDeletionService } from "../pending-deletions/service.ts";
 import { CATALOG_HOLD } from "../scheduler/fire.ts";
 import type { TableService } from "../tables/service.ts";
-import { destructiveJob } from "./jobs.ts";
-import { type DueRun, dueRuns, effectiveActions } from "./plan.ts";
+import type { ActionFacts } from "./actions.ts";
+import { destructiveJob, type JobTable } from "./jobs.ts";
+import { type DueRun, dueRuns, type EffectiveAction, effectiveActions } from "./plan.ts";
 import { resolve } from "./resolve.ts";
 import type { PolicyBody } from "./schemas.ts";
 import { factsOf } from "./service.ts";
@@ -75,7 +76,7 @@ export interface PolicyEngineOptions {
   /** Lakesmith tables created per tick. */
   onboardLimit?: number;
   /** Measures managed tables' opportunities when stale (`opportunities/service.ts`); none when absent. */
-  opportunities?: { enqueueIfStale(table: LakeTable, now: Date): Promise<unknown> };
+  opportunities?: { enqueueIfStale(table: JobTable, now: Date): Promise<unknown> };
   /** Opportunity checks per tick. */
   scanLimit?: number;
 }
@@ -84,6 +85,8 @@ export class PolicyEngine {
   private readonly chunk: number;
   private readonly onboardLimit: number;
   private readonly scanLimit: number;
+  /** `actionsOf`'s answers, for the tick in progress. */
+  private readonly tickActions = new Map<string, EffectiveAction[]>();
   private readonly opportunities: PolicyEngineOptions["opportunities"];
 
   constructor(
@@ -97,7 +100,7 @@ export class PolicyEngine {
   ) {
     this.chunk = options.chunk ?? 1000;
     this.onboardLimit = options.onboardLimit ?? 100;
-    this.scanLimit = options.scanLimit ?? 20;
+    this.scanLimit = options.scanLimit ?? 5;
     this.opportunities = options.opportunities;
   }
 
@@ -107,8 +110,10 @@ export class PolicyEngine {
     const outcome: PolicyTick = { resolved, due: rows.length, queued: 0, onboarded: 0 };
     if (rows.length === 0) return outcome;
     const { values } = await this.config.get();
+    this.tickActions.clear();
+    const bodies = await this.bodiesOf(rows);
     const queued: NewJob[] = [];
-    const active: LakeTable[] = [];
+    const active: JobTable[] = [];
     const moved: {
       c: string;
       f: string;
@@ -117,7 +122,7 @@ export class PolicyEngine {
       lake: string | null;
     }[] = [];
     for (const row of rows) {
-      const decision = await this.decide(row, now, values, outcome);
+      const decision = await this.decide(row, now, values, outcome, bodies);
       queued.push(...decision.jobs);
       if (row.table?.onboardingStatus === "active" && decision.waiting === null) active.push(row.table);
       moved.push({
@@ -172,6 +177,16 @@ export class PolicyEngine {
     return stale.length;
   }
 
+  /** The bodies of the due tables' policies, read once each (a tick's tables share few). */
+  private async bodiesOf(rows: DueRow[]): Promise<Map<string, PolicyBody>> {
+    const ids = [...new Set(rows.map((r) => r.m.policyId).filter((id): id is string => id !== null))];
+    const found = await this.db
+      .select({ id: policies.id, body: policies.body })
+      .from(policies)
+      .where(sql`${policies.id} in (select value from json_each(${JSON.stringify(ids)}))`);
+    return new Map(found.map((p) => [p.id, p.body as PolicyBody]));
+  }
+
   private dueRows(now: Date) {
     return this.db
       .select({
@@ -183,8 +198,7 @@ export class PolicyEngine {
           hasPartitions: catalogTables.hasPartitions,
         },
         connection: { type: catalogConnections.type, name: catalogConnections.name },
-        policy: { body: policies.body },
-        table: lakeTables,
+        table: TABLE_COLUMNS,
         pausedAt: policyCatalogs.pausedAt,
       })
       .from(managedTables)
@@ -196,7 +210,6 @@ export class PolicyEngine {
         ),
       )
       .leftJoin(catalogConnections, eq(catalogConnections.id, managedTables.connectionId))
-      .leftJoin(policies, eq(policies.id, managedTables.policyId))
       .leftJoin(lakeTables, eq(lakeTables.id, managedTables.lakeTableId))
       .leftJoin(
         policyCatalogs,
@@ -215,17 +228,18 @@ export class PolicyEngine {
     now: Date,
     values: Settings,
     outcome: PolicyTick,
+    bodies: Map<string, PolicyBody>,
   ): Promise<{ jobs: NewJob[]; next: Date | null; waiting: string | null; lakeTableId: string | null }> {
     const lakeTableId = row.table?.id ?? row.m.lakeTableId;
     const wait = (waiting: string, next: Date | null) => ({ jobs: [], next, waiting, lakeTableId });
-    const body = row.policy?.body as PolicyBody | undefined;
+    const body = row.m.policyId ? bodies.get(row.m.policyId) : undefined;
     if (!row.m.policyId || !body) return { jobs: [], next: null, waiting: null, lakeTableId };
     const facts = factsOf(
       { format: row.synced?.format ?? null, hasPartitions: row.synced?.hasPartitions ?? null },
       row.connection?.type ?? null,
       row.table?.recipe ?? null,
     );
-    const actions = effectiveActions(body, facts, values);
+    const actions = this.actionsOf(row.m.policyId, body, facts, values);
     const paused = values.policy_engine_paused || row.pausedAt !== null;
     const size = row.synced?.sizeBytes ?? null;
     if (size !== null && size < values.min_qualifying_table_size_gb * GIB)
@@ -266,6 +280,20 @@ export class PolicyEngine {
     return { jobs, next, waiting: null, lakeTableId };
   }
 
+  /**
+   * The policy's actions for tables of `facts`, worked out once per policy and kind of table a tick
+   * (a tick's due tables share few policies).
+   */
+  private actionsOf(policyId: string, body: PolicyBody, facts: ActionFacts, values: Settings) {
+    const key = `${policyId}|${facts.format}|${facts.catalogCommitted}|${facts.partitioned}`;
+    let actions = this.tickActions.get(key);
+    if (!actions) {
+      actions = effectiveActions(body, facts, values);
+      this.tickActions.set(key, actions);
+    }
+    return actions;
+  }
+
   /** Creates the Lakesmith table of a managed catalog table; the refusal's reason when it can't. */
   private async onboard(row: DueRow): Promise<LakeTable | string> {
     const name = lakeTableName(row.connection?.name ?? row.m.connectionId, row.m.fullName);
@@ -287,7 +315,7 @@ export class PolicyEngine {
     }
   }
 
-  private async jobsOf(table: LakeTable, run: DueRun, values: Settings): Promise<NewJob[]> {
+  private async jobsOf(table: JobTable, run: DueRun, values: Settings): Promise<NewJob[]> {
     const held = table.catalogConnectionId !== null;
     const base = { table_id: table.id, uri: table.uri, format: table.format };
     const queueing = {
@@ -323,6 +351,9 @@ export class PolicyEngine {
     return [destructiveJob(table, run, { dryRun: false, keep, queueing })];
   }
 }
+
+/** The Lakesmith table's columns but its `wire` (the list's JSON copy of the row, which jobs never need). */
+const { wire: _wire, ...TABLE_COLUMNS } = getTableColumns(lakeTables);
 
 type DueRow = Awaited<ReturnType<PolicyEngine["dueRows"]>>[number];
 type Settings = Awaited<ReturnType<ConfigService["get"]>>["values"];

@@ -14,12 +14,15 @@ import type { DueRun } from "./plan.ts";
 
 export type DestructiveRun = Exclude<DueRun, { group: "rewrite" }>;
 
+/** A Lakesmith table as jobs need it: without `wire`, the list's JSON copy of the row. */
+export type JobTable = Omit<LakeTable, "wire">;
+
 /**
  * The vacuum or partition expiration of `run` on `table`. `keep`: paths a vacuum must not propose
  * (recovered deletions). A partition expiration counts back from the run's UTC date.
  */
 export function destructiveJob(
-  table: LakeTable,
+  table: JobTable,
   run: DestructiveRun,
   options: { dryRun: boolean; keep: string[]; queueing: Omit<NewJob, "kind" | "payload" | "tableId"> },
 ): NewJob {
