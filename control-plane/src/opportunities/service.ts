@@ -86,7 +86,7 @@ export class OpportunityService {
   }
 
   /** Queues a scan of `table` when its measurement is missing, old or behind the table (module comment). */
-  async enqueueIfStale(table: Omit<LakeTable, "wire">, now: Date = this.clock.now()): Promise<StaleCheck> {
+  async enqueueIfStale(table: ScanTable, now: Date = this.clock.now()): Promise<StaleCheck> {
     const [latest, active] = await Promise.all([this.latest(table.id), this.activeScan(table.id)]);
     if (active) return { reason: "scan_active", job: active, created: false };
     const committed = latest ? await this.committedSince(table.id, latest.measuredAt) : null;
@@ -138,7 +138,7 @@ export class OpportunityService {
     return job;
   }
 
-  private async payload(table: Omit<LakeTable, "wire">): Promise<OpportunityScanPayload> {
+  private async payload(table: ScanTable): Promise<OpportunityScanPayload> {
     const catalog = await this.catalogRefs.of(table);
     return {
       table_id: table.id,
