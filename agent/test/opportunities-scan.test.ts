@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { CrunchPayload } from "@lakesmith/shared/jobs";
 import { type OpportunityScanPayload, OpportunityScanPayloadSchema } from "@lakesmith/shared/opportunities";
 import { afterAll, describe, expect, it } from "vitest";
-import { latestVersion, writeEventsTable } from "../../test/support/delta-tables.ts";
+import { appendCommit, latestVersion, writeEventsTable } from "../../test/support/delta-tables.ts";
 import { runCrunch } from "../src/crunch/run.ts";
 import { Engine, sqlString } from "../src/engine/index.ts";
 import { isSortedBy, orderedByTag } from "../src/opportunities/ordering.ts";
@@ -101,6 +101,18 @@ describe("opportunity scan", () => {
     expect(after.ordering.files_sorted).toBe(after.files);
     expect(after.missing_ordering).toBe(false);
     expect(after.suggested_columns).toEqual([]);
+
+    // Another writer appends a small unsorted file: the next scan sees it.
+    const appended = await appendCommit(path, { day: "2026-01-02", rows: 3_000, fileIndex: 99 });
+    const later = await scan(path);
+    expect(later.table_version).toBe(appended);
+    expect(later.files).toBe(after.files + 1);
+    expect(later.crunch_candidates).toBe(1);
+    expect(later.sample).toMatchObject({ files: 1, rows: 3_000 });
+    // Rewritten alone, as the crunch would (nothing else in its partition is a candidate); a file
+    // this small may well grow (-9% measured), and the figure says so.
+    expect(later.potential_drr_percent).not.toBeNull();
+    expect(later.missing_ordering).toBe(true);
   });
 
   it("reports no ordering as missing when the recipe names no cluster columns", async () => {
