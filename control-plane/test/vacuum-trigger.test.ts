@@ -128,6 +128,8 @@ describe("the payload", () => {
       uri: `s3://lake/${t.name}`,
       format: "delta",
       mode: "lite",
+      // A manual trigger's retention is what it asked for: a policy's never shortens unasked.
+      keep_table_retention: false,
       dry_run: false,
       keep: [],
     });
