@@ -7,6 +7,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Clock } from "@lakesmith/shared";
 import { expect } from "vitest";
 import { type NodeServer, startNodeServer } from "../../control-plane/src/adapter/node-server.ts";
 import { type ChildAgent, spawnAgent } from "./agents.ts";
@@ -64,6 +66,10 @@ export interface TestPlane {
 export interface PlaneOptions {
   /** How often the hub looks for work on its own; push delivery must not depend on it. */
   dispatchIntervalMs?: number;
+  /** The plane's clock (default: the system's); `offset-clock.ts` moves a running one. */
+  clock?: Clock;
+  /** How often the plane's own scheduler ticks (default 15 s; 0: never, the test calls it). */
+  schedulerIntervalMs?: number;
 }
 
 export async function startPlane(options: PlaneOptions = {}): Promise<TestPlane> {
@@ -77,6 +83,10 @@ export async function startPlane(options: PlaneOptions = {}): Promise<TestPlane>
       port,
       leaseTimings: FAST_TIMINGS,
       dispatchIntervalMs: options.dispatchIntervalMs ?? 100,
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.schedulerIntervalMs !== undefined
+        ? { schedulerIntervalMs: options.schedulerIntervalMs }
+        : {}),
       bootstrap: { adminPassword: "e2e-admin-password", adminApiKey: ADMIN_KEY },
     });
     reaper = setInterval(() => {
@@ -177,6 +187,31 @@ export async function connectedChildAgent(
   children.push(c);
   await c.waitForLog((l) => l.msg === "session established", 15_000);
   return c;
+}
+
+/**
+ * A `lakesmith-agent` child connected to `p` (`connectedChildAgent`) that may read and write the
+ * tables under `folder` and call the catalog at `endpoint`, with `env` on top.
+ */
+export function connectedCatalogAgent(
+  p: TestPlane,
+  name: string,
+  folder: string,
+  endpoint: string,
+  children: ChildAgent[],
+  env: Record<string, string> = {},
+): Promise<ChildAgent> {
+  return connectedChildAgent(
+    p,
+    name,
+    {
+      LAKESMITH_AGENT_ALLOW: pathToFileURL(folder).href,
+      LAKESMITH_AGENT_ALLOW_ENDPOINTS: endpoint,
+      LAKESMITH_AGENT_MEMORY_LIMIT_MB: "512",
+      ...env,
+    },
+    children,
+  );
 }
 
 /** Registers a Delta table through the API and waits for its onboarding to end; returns both. */
