@@ -430,6 +430,8 @@ export const jobs = sqliteTable(
     index("jobs_lease_idx").on(t.status, t.leaseExpiresAt),
     index("jobs_owner_idx").on(t.leaseOwner, t.status),
     index("jobs_table_idx").on(t.tableId, t.kind, t.createdAt),
+    // A table's jobs of every kind newest first (document 2's runs), without sorting them.
+    index("jobs_table_created_idx").on(t.tableId, t.createdAt),
     index("jobs_kind_created_idx").on(t.kind, t.createdAt),
     index("jobs_exclusion_idx").on(t.exclusion, t.status, t.tableId),
     // Few jobs are ever refused: this keeps finding an agent's refusals cheap however long the queue.

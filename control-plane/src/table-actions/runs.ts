@@ -3,10 +3,10 @@
  * vacuum, partition expiration, onboarding, recover, ...), as document 1's job lists show them,
  * read here with document 2's filters and keyset pages; and running one again.
  *
- * - Pages: newest first by (created_at, rowid), the token the last row's pair (`jobsPage`). The
- *   table's jobs are found by the index `jobs_table_idx (table_id, kind, created_at)` and sorted;
- *   a table has as many jobs as its schedules and actions made, not the platform's. Status,
- *   trigger and time range filter them.
+ * - Pages: newest first by (created_at, rowid), the token the last row's pair (`jobsPage`); a
+ *   page reads at most `page_size + 1` rows of the index `jobs_table_created_idx (table_id,
+ *   created_at)` past the token, however deep, and sorts none (the index holds the rowid). Status
+ *   and trigger filter the rows the walk meets; the total is a count over the same index.
  * - Again (rerun, retry): only an ended run. Rewrites, vacuums and expirations get a new job of the
  *   same kind and payload (`trigger: action`), its catalog reference and a vacuum's kept paths read
  *   anew, through the kind's precondition and overlap rule (409 naming the active job); an

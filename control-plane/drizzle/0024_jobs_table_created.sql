@@ -1,0 +1,1 @@
+CREATE INDEX `jobs_table_created_idx` ON `jobs` (`table_id`,`created_at`);
