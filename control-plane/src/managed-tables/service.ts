@@ -25,7 +25,7 @@ import {
   policies,
   policyCatalogs,
 } from "../db/schema.ts";
-import { type KeysetPage, keyAfter, keysetPage } from "../http/pagination.ts";
+import { keyAfter, keysetPage } from "../http/pagination.ts";
 import { ApiError } from "../http/problem.ts";
 import { iso } from "../jobs/view.ts";
 import type { OpportunityService } from "../opportunities/service.ts";
@@ -35,6 +35,7 @@ import type { PolicyBody } from "../policies/schemas.ts";
 import { factsOf } from "../policies/service.ts";
 import { policyView } from "../policies/view.ts";
 import type { SavingsService } from "../savings/service.ts";
+import { catalogStopOf, syncedTableOf } from "./joins.ts";
 
 export const MANAGED_STATES = ["active", "waiting", "paused", "disabled"] as const;
 
@@ -54,13 +55,7 @@ export class ManagedTableService {
       this.db
         .select({ m: managedTables, pausedAt: policyCatalogs.pausedAt })
         .from(managedTables)
-        .leftJoin(
-          policyCatalogs,
-          and(
-            eq(policyCatalogs.connectionId, managedTables.connectionId),
-            eq(policyCatalogs.catalog, managedTables.catalog),
-          ),
-        )
+        .leftJoin(policyCatalogs, catalogStopOf)
         .where(
           and(
             where,
@@ -112,20 +107,8 @@ export class ManagedTableService {
             },
           })
           .from(managedTables)
-          .leftJoin(
-            policyCatalogs,
-            and(
-              eq(policyCatalogs.connectionId, managedTables.connectionId),
-              eq(policyCatalogs.catalog, managedTables.catalog),
-            ),
-          )
-          .leftJoin(
-            catalogTables,
-            and(
-              eq(catalogTables.connectionId, managedTables.connectionId),
-              eq(catalogTables.fullName, managedTables.fullName),
-            ),
-          )
+          .leftJoin(policyCatalogs, catalogStopOf)
+          .leftJoin(catalogTables, syncedTableOf)
           .leftJoin(catalogConnections, eq(catalogConnections.id, managedTables.connectionId))
           .leftJoin(policies, eq(policies.id, managedTables.policyId))
           .leftJoin(lakeTables, eq(lakeTables.id, managedTables.lakeTableId))

@@ -44,6 +44,7 @@ import {
 import { ApiError } from "../http/problem.ts";
 import { insertManyStatement, type NewJob } from "../jobs/enqueue.ts";
 import type { JobService } from "../jobs/service.ts";
+import { catalogStopOf, syncedTableOf } from "../managed-tables/joins.ts";
 import type { PendingDeletionService } from "../pending-deletions/service.ts";
 import { CATALOG_HOLD } from "../scheduler/fire.ts";
 import type { TableService } from "../tables/service.ts";
@@ -202,22 +203,10 @@ export class PolicyEngine {
         pausedAt: policyCatalogs.pausedAt,
       })
       .from(managedTables)
-      .leftJoin(
-        catalogTables,
-        and(
-          eq(catalogTables.connectionId, managedTables.connectionId),
-          eq(catalogTables.fullName, managedTables.fullName),
-        ),
-      )
+      .leftJoin(catalogTables, syncedTableOf)
       .leftJoin(catalogConnections, eq(catalogConnections.id, managedTables.connectionId))
       .leftJoin(lakeTables, eq(lakeTables.id, managedTables.lakeTableId))
-      .leftJoin(
-        policyCatalogs,
-        and(
-          eq(policyCatalogs.connectionId, managedTables.connectionId),
-          eq(policyCatalogs.catalog, managedTables.catalog),
-        ),
-      )
+      .leftJoin(policyCatalogs, catalogStopOf)
       .where(and(isNotNull(managedTables.nextRunAt), lte(managedTables.nextRunAt, now)))
       .orderBy(asc(managedTables.nextRunAt))
       .limit(this.chunk);

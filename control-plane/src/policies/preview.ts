@@ -26,6 +26,7 @@ import {
   policies,
 } from "../db/schema.ts";
 import type { JobService } from "../jobs/service.ts";
+import { syncedTableOf } from "../managed-tables/joins.ts";
 import type { PendingDeletionService } from "../pending-deletions/service.ts";
 import { CATALOG_HOLD } from "../scheduler/fire.ts";
 import { DESTRUCTIVE_ACTIONS } from "./actions.ts";
@@ -81,7 +82,7 @@ export class PolicyPreview {
       const deletes = [];
       for (const a of actions.filter((x) => destructive.includes(x.action))) {
         if (a.skipped) continue;
-        if (!row.table || row.table.onboardingStatus !== "active") {
+        if (row.table?.onboardingStatus !== "active") {
           deletes.push({ action: a.action, job_id: null, status: "not_onboarded" as const, result: null });
           continue;
         }
@@ -172,13 +173,7 @@ export class PolicyPreview {
         current: { scope: policies.scope, target: policies.target },
       })
       .from(managedTables)
-      .leftJoin(
-        catalogTables,
-        and(
-          eq(catalogTables.connectionId, managedTables.connectionId),
-          eq(catalogTables.fullName, managedTables.fullName),
-        ),
-      )
+      .leftJoin(catalogTables, syncedTableOf)
       .leftJoin(catalogConnections, eq(catalogConnections.id, managedTables.connectionId))
       .leftJoin(lakeTables, eq(lakeTables.id, managedTables.lakeTableId))
       .leftJoin(policies, eq(policies.id, managedTables.policyId))

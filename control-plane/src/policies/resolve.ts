@@ -21,7 +21,7 @@ import { type AnyColumn, and, eq, type SQL, sql } from "drizzle-orm";
 import type { CatalogRef } from "../catalogs/ids.ts";
 import type { Db } from "../db/index.ts";
 import { insertSelect } from "../db/insert-select.ts";
-import { catalogTables, managedTables, policyCatalogs } from "../db/schema.ts";
+import { managedTables, policyCatalogs } from "../db/schema.ts";
 
 /** What a resolution covers: the whole catalog, the tables under a namespace prefix, or one table. */
 export type ResolveScope =
