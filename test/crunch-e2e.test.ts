@@ -61,9 +61,25 @@ const childAgent = (p: TestPlane, name: string) =>
   );
 
 async function crunch(p: TestPlane, tableId: string, body: Record<string, unknown>) {
+  return (await crunchAll(p, tableId, body))[0] as string;
+}
+
+/** Every job a trigger queued: one per day of a range on a date partition column. */
+async function crunchAll(p: TestPlane, tableId: string, body: Record<string, unknown>) {
   const res = await p.api("POST", `/api/v1/tables/${tableId}/crunch`, body);
   expect(res.status, JSON.stringify(res.body)).toBe(202);
-  return res.body.id as string;
+  return (res.body.jobs as { id: string }[]).map((j) => j.id);
+}
+
+/** Waits for every job to succeed; their metrics. */
+async function succeeded(p: TestPlane, ids: string[]) {
+  const metrics = [];
+  for (const id of ids) {
+    const done = await p.waitForJob(id, ["succeeded", "failed"], 90_000);
+    expect(done.status, done.error ?? "").toBe("succeeded");
+    metrics.push((await p.api("GET", `/api/v1/crunch/${id}/metrics`)).body);
+  }
+  return metrics;
 }
 
 /** Every partition's checksum of the table's current rows. */
@@ -154,30 +170,30 @@ describe("crunch end to end", () => {
         date_filter_column: "event_date",
       });
 
-      const id = await crunch(plane, table.id, {
+      // One job per day of January; the three days with files are crunched, the others find none.
+      const ids = await crunchAll(plane, table.id, {
         backfill_start_date: "2026-01-01",
         backfill_end_date: "2026-01-31",
       });
-      const done = await plane.waitForJob(id, ["succeeded", "failed"], 90_000);
-      expect(done.status, done.error ?? "").toBe("succeeded");
-      const metrics = (await plane.api("GET", `/api/v1/crunch/${id}/metrics`)).body.metrics;
-      expect(metrics.partitions_crunched).toBe(3);
-      expect(metrics.files_before).toBe(30);
-      expect(metrics.drr).toBeGreaterThan(0);
+      expect(ids).toHaveLength(31);
+      const days = (await succeeded(plane, ids)).map((m) => m.metrics);
+      const total = (field: string) => days.reduce((sum, m) => sum + m[field], 0);
+      expect(total("partitions_crunched")).toBe(3);
+      expect(total("files_before")).toBe(30);
+      expect(days.slice(0, 3).every((m) => m.drr > 0)).toBe(true);
+      expect(days.slice(3).every((m) => m.committed_version === null)).toBe(true);
 
       const after = await tableRows(store);
       expect(after.sums).toEqual(before.sums);
-      expect(after.snapshot.files.length).toBe(metrics.files_after);
+      expect(after.snapshot.files.length).toBe(total("files_after"));
 
       // A lookback over days the table has no file for succeeds with zeros, and says so.
-      const empty = await crunch(plane, table.id, { lookback_start: 2, lookback_end: 0 });
-      const emptyDone = await plane.waitForJob(empty, ["succeeded", "failed"], 90_000);
-      expect(emptyDone.status, emptyDone.error ?? "").toBe("succeeded");
-      const emptyMetrics = (await plane.api("GET", `/api/v1/crunch/${empty}/metrics`)).body;
+      const empty = await crunchAll(plane, table.id, { lookback_start: 2, lookback_end: 0 });
+      const [emptyMetrics] = await succeeded(plane, empty);
       const range = emptyMetrics.job.date_range;
       expect(emptyMetrics.metrics).toMatchObject({ files_before: 0, committed_version: null });
       expect(emptyMetrics.metrics.notes).toEqual([
-        `no file fell in the range ${range.start} to ${range.end} (inclusive) of column event_date: nothing to crunch among the table's ${metrics.files_after} files`,
+        `no file fell in the range ${range.start} to ${range.end} (inclusive) of column event_date: nothing to crunch among the table's ${total("files_after")} files`,
       ]);
     });
   }
@@ -202,10 +218,8 @@ describe("crunch end to end", () => {
     const doomed = await childAgent(plane, "doomed");
     const { table } = await onboardTable(plane, "shop.kill", `file://${path}`);
 
-    const id = await crunch(plane, table.id, {
-      backfill_start_date: "2026-01-01",
-      backfill_end_date: "2026-01-31",
-    });
+    // The whole table in one job (a range would be one job per day, each with its own commit).
+    const id = await crunch(plane, table.id, { whole_table: true });
     await doomed.waitForLog((l) => l.msg === "committing" && l.job_id === id, 60_000);
     doomed.child.kill("SIGKILL");
     await doomed.exited;
