@@ -7,8 +7,9 @@
 import { ManualClock } from "@lakesmith/shared";
 import type { CrunchResult } from "@lakesmith/shared/jobs";
 import { OpportunityScanPayloadSchema, type OpportunityScanResult } from "@lakesmith/shared/opportunities";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Job } from "../src/db/schema.ts";
+import { type Job, lakeTables } from "../src/db/schema.ts";
 import { startTestPlane, type TestPlane } from "./harness.ts";
 import { activeTable, adminCall, FAKE_AGENT, leaseJob } from "./support/tables.ts";
 
@@ -217,6 +218,17 @@ describe("enqueueIfStale", () => {
       created: false,
       job: { id: first.job?.id },
     });
+  });
+
+  it("answers unavailable, never throws, for a table whose catalog link is gone", async () => {
+    const { id } = await table();
+    await plane.services.db
+      .update(lakeTables)
+      .set({ catalogConnectionId: "conn_gone", catalogFullName: "main.sales.orders" })
+      .where(eq(lakeTables.id, id));
+    const result = await check(id);
+    expect(result).toMatchObject({ reason: "unavailable", job: null, created: false });
+    expect(result.detail).toContain("belongs to a deleted catalog connection");
   });
 
   it("queues nothing while the measurement is fresh, and again once it is older than 7 days", async () => {

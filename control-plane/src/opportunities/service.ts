@@ -9,7 +9,8 @@
  * - changed since: a succeeded job on it committed a version newer than the one measured (a crunch,
  *   an optimize, a partition expiration, a recover, an Iceberg vacuum);
  * and not while one of its scans is active. The dedupe key is the table, the UTC day and the version
- * known, so a repeated call queues nothing new, and a change on the same day queues once more.
+ * known, so a repeated call queues nothing new, and a change on the same day queues once more. A
+ * table no job can load (its catalog link is gone) is answered `unavailable`, never thrown.
  */
 import type { Clock } from "@lakesmith/shared";
 import {
@@ -22,7 +23,7 @@ import { and, desc, eq, gte, sql } from "drizzle-orm";
 import type { CatalogTableRefs } from "../catalog-connections/table-ref.ts";
 import type { Db } from "../db/index.ts";
 import { type Job, jobs, type LakeTable, type TableOpportunity, tableOpportunities } from "../db/schema.ts";
-import { notFound } from "../http/problem.ts";
+import { ApiError, notFound } from "../http/problem.ts";
 import { jobOnTable } from "../jobs/enqueue.ts";
 import type { JobService } from "../jobs/service.ts";
 import { ACTIVE_STATUSES } from "../jobs/state.ts";
@@ -35,7 +36,14 @@ export const STALE_AFTER_DAYS = 7;
 const DAY_MS = 86_400_000;
 
 /** Why `enqueueIfStale` queued a scan, or did not. */
-export type StaleReason = "never_measured" | "older_than_7_days" | "table_changed" | "fresh" | "scan_active";
+export type StaleReason =
+  | "never_measured"
+  | "older_than_7_days"
+  | "table_changed"
+  | "fresh"
+  | "scan_active"
+  /** Due, but no job can load the table now (its catalog link is gone); `detail` says why. */
+  | "unavailable";
 
 /** A table row as the policy engine reads it (its `wire` copy left out). */
 export type ScanTable = Omit<LakeTable, "wire">;
@@ -46,6 +54,7 @@ export interface StaleCheck {
   job: Job | null;
   /** Whether this call created `job`. */
   created: boolean;
+  detail?: string;
 }
 
 export class OpportunityService {
@@ -99,10 +108,18 @@ export class OpportunityService {
           : "fresh";
     if (reason === "fresh") return { reason, job: null, created: false };
     const version = Math.max(committed ?? -1, latest?.tableVersion ?? -1);
+    // The policy engine checks many tables a tick: one it can't load is an answer, not a failure.
+    let payload: OpportunityScanPayload;
+    try {
+      payload = await this.payload(table);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 409) throw err;
+      return { reason: "unavailable", job: null, created: false, detail: err.message };
+    }
     const { job, created } = await this.jobs.enqueue(
       jobOnTable(table, {
         kind: OPPORTUNITY_SCAN_KIND,
-        payload: await this.payload(table),
+        payload,
         trigger: "policy",
         dedupeKey: `${OPPORTUNITY_SCAN_KIND}:${table.id}:${utcDate(now)}:v${version}`,
       }),
