@@ -311,6 +311,28 @@ describe("the engine", () => {
   });
 });
 
+describe("later syncs", () => {
+  it("a table a sync adds under a catalog policy is picked up by the next tick, one it drops is let go", async () => {
+    const newbie = table("hr", "newbie");
+    // The days the engine tests moved the clock on made the connection's daily sync due: that sync
+    // reports the catalog as it is now.
+    const [sync] = await plane.services.db
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.kind, "catalog_sync"), eq(jobs.status, "queued")));
+    expect(sync, "a scheduled sync").toBeDefined();
+    await succeed(
+      plane,
+      sync?.id as string,
+      syncResult([...TABLES.filter((t) => t.name !== "tiny"), newbie]),
+    );
+    await plane.services.scheduler.tick(clock.now());
+    const names = (await managed()).map((r) => r.full_name);
+    expect(names).toContain("main.hr.newbie");
+    expect(names).not.toContain("main.hr.tiny");
+  });
+});
+
 describe("the preview", () => {
   it("lists the tables a policy would manage and queues a dry run of each destructive action, once per version", async () => {
     const policy = await ok("POST", `/api/v1/catalogs/${main}/tables/${id("sales", "orders")}/policies`, {
