@@ -195,9 +195,11 @@ describe("POST .../actions: refusals", () => {
         ),
       },
     ]);
-    expect(await plane.services.tables.page({ name: "analytics.tpch.lineitem" }, 0, 1)).toMatchObject({
-      total: 0,
-    });
+    // Nothing was onboarded: the table has no runs, and no actions.
+    expect(await get(`${url}/runs`)).toMatchObject({ items: [], total: 0, next_page_token: null });
+    expect(await get(`${url}/actions`)).toMatchObject({ items: [], total: 0 });
+    const token = await admin("GET", `${url}/runs?page_token=bm9wZQ`);
+    expect(token.status, token.text).toBe(422);
   });
 
   it("is a 422 naming retention_hours below the format's default unless shorten_retention is sent", async () => {

@@ -83,9 +83,9 @@ export class RunService {
     const start = filter.start ? new Date(filter.start) : undefined;
     const end = filter.end ? new Date(filter.end) : undefined;
     if (start && end && start >= end) throw invalidField("end", "must be after start");
-    if (!target.table) return { items: [], total: 0, page_size: filter.page_size, next_page_token: null };
+    // Before its first action the table has no Lakesmith table, so no jobs.
     const where = and(
-      eq(jobs.tableId, target.table.id),
+      target.table ? eq(jobs.tableId, target.table.id) : sql`0`,
       start ? gte(jobs.createdAt, start) : undefined,
       end ? lt(jobs.createdAt, end) : undefined,
       filter.status ? runStatusIs(filter.status, now) : undefined,

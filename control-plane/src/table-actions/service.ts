@@ -16,12 +16,12 @@ import {
   DEFAULT_DELETED_FILE_RETENTION_HOURS,
   DEFAULT_SNAPSHOT_RETENTION_HOURS,
 } from "@lakesmith/shared/maintenance";
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { ConfigService } from "../config/service.ts";
 import type { CrunchService } from "../crunch/service.ts";
 import type { Db } from "../db/index.ts";
 import { type Job, jobs, type LakeTable } from "../db/schema.ts";
-import { type KeysetPage, keyAfter } from "../http/pagination.ts";
+import type { KeysetPage } from "../http/pagination.ts";
 import { ApiError, conflict, invalidField } from "../http/problem.ts";
 import type { Queueing } from "../jobs/enqueue.ts";
 import type { JobService } from "../jobs/service.ts";
@@ -91,19 +91,14 @@ export class TableActionService {
           })),
         });
     }
-    if (!target.table) {
-      keyAfter(page.page_token, 2);
-      return {
-        supported,
-        unsupported,
-        page: { items: [], total: 0, page_size: page.page_size, next_page_token: null },
-      };
-    }
-    const where = and(
-      eq(jobs.tableId, target.table.id),
-      eq(jobs.trigger, ACTION_TRIGGER),
-      inArray(jobs.kind, ACTION_JOB_KINDS),
-    );
+    // Before its first action the table has no Lakesmith table, so no jobs.
+    const where = target.table
+      ? and(
+          eq(jobs.tableId, target.table.id),
+          eq(jobs.trigger, ACTION_TRIGGER),
+          inArray(jobs.kind, ACTION_JOB_KINDS),
+        )
+      : sql`0`;
     return { supported, unsupported, page: await jobsPage(this.db, where, page.page_size, page.page_token) };
   }
 
