@@ -137,3 +137,29 @@ export async function answeringAgent(
   );
   return { id: created.id, ws };
 }
+
+/**
+ * A workspace (Unity) connection to `workspaceUrl` created and synced once by an agent already
+ * connected (its `catalog_sync` answer says what the catalog holds); returns the connection and
+ * the id of its catalog `catalog`.
+ */
+export async function syncedWorkspace(
+  name: string,
+  workspaceUrl: string,
+  catalog = "main",
+): Promise<{ connection: Json; catalogId: string }> {
+  const connection = await json(
+    "/api/v1/catalog-connections",
+    { method: "POST", body: { name, type: "workspace", workspace_url: workspaceUrl, token: "t" } },
+    201,
+  );
+  await json(`/api/v1/catalog-connections/${connection.id}/sync`, { method: "POST" }, 202);
+  await until(
+    () => json(`/api/v1/catalog-connections/${connection.id}`),
+    (c) => c.sync_status === "completed",
+  );
+  const catalogs = await json("/api/v1/catalogs?page_size=100");
+  const found = catalogs.items.find((c: Json) => c.connection_id === connection.id && c.name === catalog);
+  expect(found, JSON.stringify(catalogs.items)).toBeDefined();
+  return { connection, catalogId: found.catalog_id };
+}
