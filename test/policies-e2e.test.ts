@@ -9,11 +9,12 @@
  *   says why. A prefix policy overrides it, a table policy overrides both.
  * - The engine onboards the tables through the catalog (the agent inspects them); at 03:00, not
  *   before, each table's policy runs (trigger policy: optimize, crunch, a Z-ordered crunch) and
- *   every partition's rows are intact; the runs list shows them as POLICY, an ad-hoc action and a
- *   rerun as ACTION.
+ *   every partition's rows are intact; the runs list shows them as POLICY, an ad-hoc action, a
+ *   rerun and a retry (of a cancelled scheduled action) as ACTION.
  * - Opportunities measured before and after the rewrites differ (version, small files).
  * - The preview of a partition-expiration policy lists what it would delete; enabled, its run the
  *   next day deletes exactly that (result, pending deletions, the rows left).
+ * - A table a later sync adds under the prefix is picked up.
  * - Disabling stops a table's runs and keeps it managed; the catalog's and the global emergency
  *   stops halt new runs; an unsupported action is a 422 naming it; deleting the last policy makes
  *   a table unmanaged.
@@ -152,6 +153,7 @@ interface Run {
 }
 
 let main: string;
+let connection: string;
 const ids: Record<string, string> = {};
 const base = (table: string) => `/api/v1/catalogs/${main}/tables/${encodeURIComponent(ids[table] as string)}`;
 const detail = (table: string) =>
@@ -205,7 +207,7 @@ describe("policies end to end through a Unity catalog and a real agent", { timeo
       // Between the tiny table and the others: the tiny one is managed but does not qualify.
       min_qualifying_table_size_gb: (tinyBytes * 2) / GIB,
     });
-    const connection = await ok(
+    const created = await ok(
       "POST",
       "/api/v1/catalog-connections",
       {
@@ -217,14 +219,15 @@ describe("policies end to end through a Unity catalog and a real agent", { timeo
       },
       201,
     );
-    const sync = await ok("POST", `/api/v1/catalog-connections/${connection.id}/sync`, undefined, 202);
+    connection = created.id;
+    const sync = await ok("POST", `/api/v1/catalog-connections/${connection}/sync`, undefined, 202);
     const synced = await plane.waitForJob(sync.id, ["succeeded", "failed"], WAIT);
     expect(synced.status, synced.error ?? "").toBe("succeeded");
     const catalogs = (await ok("GET", "/api/v1/catalogs")).items as {
       catalog_id: string;
       connection_id: string;
     }[];
-    main = catalogs.find((c) => c.connection_id === connection.id)?.catalog_id as string;
+    main = catalogs.find((c) => c.connection_id === connection)?.catalog_id as string;
     const listed = (await ok("GET", `/api/v1/catalogs/${main}/tables?page_size=100`)).items as {
       table_id: string;
       full_name: string;
@@ -362,7 +365,7 @@ describe("policies end to end through a Unity catalog and a real agent", { timeo
     expect(after).toMatchObject({ small_files: 0, lone_small_files: 3 });
   });
 
-  it("an ad-hoc action and a rerun show trigger ACTION beside the POLICY runs", async () => {
+  it("an ad-hoc action, a rerun and a retry show trigger ACTION beside the POLICY runs", async () => {
     const action = await ok("POST", `${base("hr.people")}/actions`, { action: "compress" }, 202);
     const job = await plane.waitForJob(action.action_id, ["succeeded", "failed"], WAIT);
     expect(job.status, job.error ?? "").toBe("succeeded");
@@ -371,8 +374,24 @@ describe("policies end to end through a Unity catalog and a real agent", { timeo
     expect(rerun).toMatchObject({ kind: "optimize", trigger: "ACTION" });
     const again = await plane.waitForJob(rerun.run_id, ["succeeded", "failed"], WAIT);
     expect(again.status, again.error ?? "").toBe("succeeded");
+    // A retry: an action scheduled an hour ahead, cancelled, is retried now and runs.
+    const later = new Date(clock.now().getTime() + 3_600_000).toISOString();
+    const scheduled = await ok(
+      "POST",
+      `${base("hr.people")}/actions`,
+      { action: "compact", schedule: { at: later } },
+      202,
+    );
+    expect(scheduled.status).toBe("SCHEDULED");
+    await ok("POST", `/api/v1/jobs/${scheduled.action_id}/cancel`, undefined, 202);
+    const retried = await ok("POST", `${base("hr.people")}/actions/${scheduled.action_id}`, undefined, 202);
+    expect(retried.action_id).not.toBe(scheduled.action_id);
+    const retriedJob = await plane.waitForJob(retried.action_id, ["succeeded", "failed"], WAIT);
+    expect(retriedJob.status, retriedJob.error ?? "").toBe("succeeded");
     const adhoc = await runs("hr.people", "&trigger=ACTION");
     expect(adhoc.map((r) => [r.kind, r.status])).toEqual([
+      ["optimize", "SUCCEEDED"],
+      ["optimize", "CANCELLED"],
       ["optimize", "SUCCEEDED"],
       ["crunch", "SUCCEEDED"],
       ["onboarding", "SUCCEEDED"],
@@ -452,6 +471,32 @@ describe("policies end to end through a Unity catalog and a real agent", { timeo
     expect(left.partitions).toEqual(kept);
   });
 
+  it("a table a later sync adds under a prefix policy is picked up", async () => {
+    const returns = join(root, "returns");
+    await writeEventsTable(returns, { days: 1, filesPerDay: 1, rowsPerFile: 20, startDate: date(-1) });
+    register("sales", "returns", returns);
+    const sync = await ok("POST", `/api/v1/catalog-connections/${connection}/sync`, undefined, 202);
+    const synced = await plane.waitForJob(sync.id, ["succeeded", "failed"], WAIT);
+    expect(synced.status, synced.error ?? "").toBe("succeeded");
+    const listed = (await ok("GET", `/api/v1/catalogs/${main}/tables?page_size=100`)).items as {
+      table_id: string;
+      full_name: string;
+    }[];
+    ids["sales.returns"] = listed.find((t) => t.full_name === "main.sales.returns")?.table_id as string;
+    const picked = await eventually(
+      async () => {
+        const res = await plane.api(
+          "GET",
+          `/api/v1/managedtables/${encodeURIComponent(ids["sales.returns"] as string)}`,
+        );
+        return res.status === 200 ? res.body : undefined;
+      },
+      WAIT,
+      "the new table managed",
+    );
+    expect(picked).toMatchObject({ effective_policy_id: prefixPolicy });
+  });
+
   it("the catalog's emergency stop and the global one halt new runs", async () => {
     await ok("PUT", `/api/v1/catalogs/${main}/policy-stop`, { paused: true });
     expect(await detail("sales.orders")).toMatchObject({ state: "paused", paused: { catalog: true } });
@@ -482,7 +527,12 @@ describe("policies end to end through a Unity catalog and a real agent", { timeo
 
   it("deleting a table's last policy makes it unmanaged", async () => {
     await ok("DELETE", `/api/v1/catalogs/${main}/policies/${catalogPolicy}`, undefined, 204);
-    expect(await managedNames()).toEqual(["main.ops.events", "main.sales.orders", "main.sales.refunds"]);
+    expect(await managedNames()).toEqual([
+      "main.ops.events",
+      "main.sales.orders",
+      "main.sales.refunds",
+      "main.sales.returns",
+    ]);
     for (const table of ["hr.people", "hr.tiny"])
       expect(
         (await plane.api("GET", `/api/v1/managedtables/${encodeURIComponent(ids[table] as string)}`)).status,
