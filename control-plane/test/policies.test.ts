@@ -321,15 +321,26 @@ describe("later syncs", () => {
       .from(jobs)
       .where(and(eq(jobs.kind, "catalog_sync"), eq(jobs.status, "queued")));
     expect(sync, "a scheduled sync").toBeDefined();
+    const adopted = table("hr", "adopted");
     await succeed(
       plane,
       sync?.id as string,
-      syncResult([...TABLES.filter((t) => t.name !== "tiny"), newbie]),
+      syncResult([...TABLES.filter((t) => t.name !== "tiny"), newbie, adopted]),
+    );
+    // Onboarded by hand before the engine saw it: the engine adopts that table, not a second one.
+    const byHand = await ok(
+      "POST",
+      "/api/v1/tables",
+      { name: "by-hand.adopted", catalog_connection_id: unity, catalog_table: "main.hr.adopted" },
+      201,
     );
     await plane.services.scheduler.tick(clock.now());
     const names = (await managed()).map((r) => r.full_name);
     expect(names).toContain("main.hr.newbie");
     expect(names).not.toContain("main.hr.tiny");
+    const detail = await ok("GET", `/api/v1/managedtables/${id("hr", "adopted")}`);
+    expect(detail.lake_table?.id).toBe(byHand.id);
+    expect(detail.waiting_reason).toBe("onboarding");
   });
 });
 

@@ -284,7 +284,21 @@ export class PolicyEngine {
   }
 
   /** Creates the Lakesmith table of a managed catalog table; the refusal's reason when it can't. */
-  private async onboard(row: DueRow): Promise<LakeTable | string> {
+  private async onboard(row: DueRow): Promise<JobTable | string> {
+    // A table onboarded meanwhile by other means (an ad-hoc action, POST /api/v1/tables) is adopted:
+    // the oldest one linked to the synced table, as actions and runs pick it.
+    const [linked] = await this.db
+      .select(TABLE_COLUMNS)
+      .from(lakeTables)
+      .where(
+        and(
+          eq(lakeTables.catalogConnectionId, row.m.connectionId),
+          eq(lakeTables.catalogFullName, row.m.fullName),
+        ),
+      )
+      .orderBy(asc(lakeTables.createdAt))
+      .limit(1);
+    if (linked) return linked;
     const name = lakeTableName(row.connection?.name ?? row.m.connectionId, row.m.fullName);
     try {
       return await this.tables.create(
