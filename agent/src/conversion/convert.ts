@@ -25,7 +25,7 @@ import {
   sumChecksums,
   type TableColumn,
 } from "../engine/checksum.ts";
-import { type Engine, sqlIdent, sqlList, sqlString } from "../engine/duckdb.ts";
+import { type Engine, sqlList, sqlString } from "../engine/duckdb.ts";
 import { JobError } from "../registry.ts";
 import { type LocalInput, misfit } from "./misfit.ts";
 import { exactRead, losslessColumns, readOptions, retypeInexact } from "./schema.ts";

@@ -170,7 +170,7 @@ export const SETTINGS = {
     schema: z.boolean(),
     default: false,
     description:
-      "The policy engine's global emergency stop: while true, no policy queues a run (ad-hoc actions and jobs already running are not affected) and every managed table shows it. Each catalog has its own stop too (POST /api/v1/catalogs/{catalog_id}/policies:pause).",
+      "The policy engine's global emergency stop: while true, no policy queues a run (ad-hoc actions and jobs already running are not affected) and every managed table shows it. Each catalog has its own stop too (PUT /api/v1/catalogs/{catalog_id}/policy-stop).",
   }),
   min_existence_days: def({
     schema: z.number().int().min(0).max(3650),

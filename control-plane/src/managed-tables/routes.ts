@@ -60,7 +60,10 @@ const AppliedActionSchema = z
   .openapi("AppliedAction");
 
 const ManagedTableDetailSchema = ManagedTableSchema.extend({
-  type: z.string().nullable(),
+  type: z.string().nullable().openapi({
+    description:
+      "The table's format as its catalog reports it, in lower case (`delta`, `iceberg`, `parquet`, ...), as in GET /api/v1/catalogs/{catalog_id}/tables; null when the catalog does not say.",
+  }),
   size_bytes: z.number().nullable(),
   location: z.string().nullable(),
   effective_policy: PolicySchema.extend({ actions_applied: z.array(AppliedActionSchema) })

@@ -35,7 +35,6 @@ import type { Db } from "../db/index.ts";
 import {
   catalogConnections,
   catalogTables,
-  type LakeTable,
   lakeTables,
   managedTables,
   policies,
