@@ -1056,6 +1056,8 @@ export const managedTables = sqliteTable(
     lakeTableId: text("lake_table_id"),
     /** Why the table runs nothing yet (qualification, onboarding, format); null when it runs. */
     waitingReason: text("waiting_reason"),
+    /** When the engine last checked whether its opportunities need measuring again; null: never. */
+    opportunitiesCheckedAt: integer("opportunities_checked_at", { mode: "timestamp_ms" }),
     /** When the engine looks at the table next (epoch ms); null when nothing is scheduled. */
     nextRunAt: integer("next_run_at", { mode: "timestamp_ms" }),
     /** When a resolution first found it managed. */
@@ -1073,6 +1075,10 @@ export const managedTables = sqliteTable(
     index("managed_tables_scope_idx").on(t.connectionId, t.catalog, t.schema),
     index("managed_tables_policy_idx").on(t.policyId),
     index("managed_tables_lake_idx").on(t.lakeTableId).where(sql`${t.lakeTableId} is not null`),
+    // Onboarded tables by when their opportunities were last checked (never first: NULLs sort first).
+    index("managed_tables_opportunities_idx")
+      .on(t.opportunitiesCheckedAt)
+      .where(sql`${t.lakeTableId} is not null`),
   ],
 );
 export type ManagedTable = typeof managedTables.$inferSelect;

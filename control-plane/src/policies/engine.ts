@@ -21,13 +21,14 @@
  * 3. The jobs are written in one set-based insert, then the tables' new due times in one set-based
  *    update (both carry their rows as one JSON value). Jobs of catalog-committed tables are held
  *    until the linked-jobs step gives them their catalog reference.
- * 4. A few of the tables it looked at that run have their opportunities measured again when stale
- *    (`opportunities/service.ts`, `enqueueIfStale`).
+ * 4. In a tick with few tables due, up to 20 onboarded tables checked longest ago (each at most
+ *    every 6 hours) have their opportunities measured again when stale (`enqueueIfStale`: missing,
+ *    a week old, or behind a version a job committed since): background work that yields to runs.
  * Bounds: the work follows the due tables, not the managed total: an idle tick is one index probe.
  */
 import type { Clock } from "@lakesmith/shared";
 import type { CrunchPayload } from "@lakesmith/shared/jobs";
-import { and, asc, eq, getTableColumns, isNotNull, lte, sql } from "drizzle-orm";
+import { and, asc, eq, isNotNull, lte, sql } from "drizzle-orm";
 import type { ConfigService } from "../config/service.ts";
 import { crunchJobs } from "../crunch/fan-out.ts";
 import { fanOutSettings } from "../crunch/partition-size.ts";
@@ -48,7 +49,7 @@ import type { PendingDeletionService } from "../pending-deletions/service.ts";
 import { CATALOG_HOLD } from "../scheduler/fire.ts";
 import type { TableService } from "../tables/service.ts";
 import type { ActionFacts } from "./actions.ts";
-import { destructiveJob, type JobTable } from "./jobs.ts";
+import { destructiveJob, JOB_TABLE_COLUMNS, type JobTable } from "./jobs.ts";
 import { type DueRun, dueRuns, type EffectiveAction, effectiveActions } from "./plan.ts";
 import { resolve } from "./resolve.ts";
 import type { PolicyBody } from "./schemas.ts";
@@ -68,6 +69,8 @@ export interface PolicyTick {
   queued: number;
   /** Lakesmith tables created (onboarding queued). */
   onboarded: number;
+  /** Onboarded tables whose opportunities were checked (a scan queued when stale). */
+  scanChecks: number;
 }
 
 export interface PolicyEngineOptions {
@@ -79,12 +82,15 @@ export interface PolicyEngineOptions {
   opportunities?: { enqueueIfStale(table: JobTable, now: Date): Promise<unknown> };
   /** Opportunity checks per tick. */
   scanLimit?: number;
+  /** How often one table's opportunities are checked at most. */
+  scanCheckIntervalMs?: number;
 }
 
 export class PolicyEngine {
   private readonly chunk: number;
   private readonly onboardLimit: number;
   private readonly scanLimit: number;
+  private readonly scanCheckIntervalMs: number;
   /** `actionsOf`'s answers, for the tick in progress. */
   private readonly tickActions = new Map<string, EffectiveAction[]>();
   private readonly opportunities: PolicyEngineOptions["opportunities"];
@@ -100,20 +106,22 @@ export class PolicyEngine {
   ) {
     this.chunk = options.chunk ?? 1000;
     this.onboardLimit = options.onboardLimit ?? 100;
-    this.scanLimit = options.scanLimit ?? 5;
+    this.scanLimit = options.scanLimit ?? 20;
+    this.scanCheckIntervalMs = options.scanCheckIntervalMs ?? 6 * 3_600_000;
     this.opportunities = options.opportunities;
   }
 
   async tick(now: Date = this.clock.now()): Promise<PolicyTick> {
     const resolved = await this.resolveSynced(now);
     const rows = await this.dueRows(now);
-    const outcome: PolicyTick = { resolved, due: rows.length, queued: 0, onboarded: 0 };
+    const outcome: PolicyTick = { resolved, due: rows.length, queued: 0, onboarded: 0, scanChecks: 0 };
+    // Opportunity checks are background work: they yield to a tick with many due tables.
+    if (rows.length < this.chunk / 2) outcome.scanChecks = await this.checkOpportunities(now);
     if (rows.length === 0) return outcome;
     const { values } = await this.config.get();
     this.tickActions.clear();
     const bodies = await this.bodiesOf(rows);
     const queued: NewJob[] = [];
-    const active: JobTable[] = [];
     const moved: {
       c: string;
       f: string;
@@ -124,7 +132,6 @@ export class PolicyEngine {
     for (const row of rows) {
       const decision = await this.decide(row, now, values, outcome, bodies);
       queued.push(...decision.jobs);
-      if (row.table?.onboardingStatus === "active" && decision.waiting === null) active.push(row.table);
       moved.push({
         c: row.m.connectionId,
         f: row.m.fullName,
@@ -154,11 +161,44 @@ export class PolicyEngine {
           sql`${managedTables.fullName} = ${field("f")}`,
         ),
       );
-    // Opportunities follow the data: a table a run changed since its measurement is measured again
-    // (a few a tick, so the tick stays bounded; the rest at their next due time).
-    for (const table of active.slice(0, this.scanLimit)) await this.opportunities?.enqueueIfStale(table, now);
     if (outcome.queued > 0) this.jobs.notifyWork();
     return outcome;
+  }
+
+  /**
+   * Checks the opportunities of the onboarded managed tables checked longest ago (never first), at
+   * most `scanLimit` a tick and each at most every `scanCheckIntervalMs`: a scan is queued when the
+   * measurement is missing, a week old, or behind a version a job committed since.
+   */
+  private async checkOpportunities(now: Date): Promise<number> {
+    if (!this.opportunities) return 0;
+    const rows = await this.db
+      .select({
+        m: { connectionId: managedTables.connectionId, fullName: managedTables.fullName },
+        table: JOB_TABLE_COLUMNS,
+      })
+      .from(managedTables)
+      .innerJoin(lakeTables, eq(lakeTables.id, managedTables.lakeTableId))
+      .where(
+        and(
+          isNotNull(managedTables.lakeTableId),
+          sql`(${managedTables.opportunitiesCheckedAt} is null or ${managedTables.opportunitiesCheckedAt} < ${now.getTime() - this.scanCheckIntervalMs})`,
+          eq(lakeTables.onboardingStatus, "active"),
+          isNotNull(managedTables.policyId),
+        ),
+      )
+      .orderBy(asc(managedTables.opportunitiesCheckedAt))
+      .limit(this.scanLimit);
+    for (const row of rows) {
+      await this.opportunities.enqueueIfStale(row.table, now);
+      await this.db
+        .update(managedTables)
+        .set({ opportunitiesCheckedAt: now })
+        .where(
+          and(eq(managedTables.connectionId, row.m.connectionId), eq(managedTables.fullName, row.m.fullName)),
+        );
+    }
+    return rows.length;
   }
 
   /** Resolves again the catalogs whose connection finished a sync after their last resolution. */
@@ -198,7 +238,7 @@ export class PolicyEngine {
           hasPartitions: catalogTables.hasPartitions,
         },
         connection: { type: catalogConnections.type, name: catalogConnections.name },
-        table: TABLE_COLUMNS,
+        table: JOB_TABLE_COLUMNS,
         pausedAt: policyCatalogs.pausedAt,
       })
       .from(managedTables)
@@ -287,7 +327,7 @@ export class PolicyEngine {
     // A table onboarded meanwhile by other means (an ad-hoc action, POST /api/v1/tables) is adopted:
     // the oldest one linked to the synced table, as actions and runs pick it.
     const [linked] = await this.db
-      .select(TABLE_COLUMNS)
+      .select(JOB_TABLE_COLUMNS)
       .from(lakeTables)
       .where(
         and(
@@ -353,9 +393,6 @@ export class PolicyEngine {
     return [destructiveJob(table, run, { dryRun: false, keep, queueing })];
   }
 }
-
-/** The Lakesmith table's columns but its `wire` (the list's JSON copy of the row, which jobs never need). */
-const { wire: _wire, ...TABLE_COLUMNS } = getTableColumns(lakeTables);
 
 type DueRow = Awaited<ReturnType<PolicyEngine["dueRows"]>>[number];
 type Settings = Awaited<ReturnType<ConfigService["get"]>>["values"];

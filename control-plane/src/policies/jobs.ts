@@ -8,14 +8,28 @@ import {
   VACUUM_KIND,
   type VacuumPayload,
 } from "@lakesmith/shared/maintenance";
-import type { LakeTable } from "../db/schema.ts";
+import { type LakeTable, lakeTables } from "../db/schema.ts";
 import { jobOnTable, type NewJob } from "../jobs/enqueue.ts";
 import type { DueRun } from "./plan.ts";
 
 export type DestructiveRun = Exclude<DueRun, { group: "rewrite" }>;
 
-/** A Lakesmith table as jobs need it: without `wire`, the list's JSON copy of the row. */
-export type JobTable = Omit<LakeTable, "wire">;
+/** The columns of a Lakesmith table that its jobs and its onboarding state need. */
+export const JOB_TABLE_COLUMNS = {
+  id: lakeTables.id,
+  name: lakeTables.name,
+  uri: lakeTables.uri,
+  format: lakeTables.format,
+  priority: lakeTables.priority,
+  targetFileSizeMb: lakeTables.targetFileSizeMb,
+  parquetV2: lakeTables.parquetV2,
+  recipe: lakeTables.recipe,
+  onboardingStatus: lakeTables.onboardingStatus,
+  onboardingError: lakeTables.onboardingError,
+  catalogConnectionId: lakeTables.catalogConnectionId,
+  catalogFullName: lakeTables.catalogFullName,
+};
+export type JobTable = Pick<LakeTable, keyof typeof JOB_TABLE_COLUMNS>;
 
 /**
  * The vacuum or partition expiration of `run` on `table`. `keep`: paths a vacuum must not propose

@@ -134,6 +134,7 @@ export class Scheduler {
       due: 0,
       queued: 0,
       onboarded: 0,
+      scanChecks: 0,
     };
     const linked = (await this.options.linked?.tick(now)) ?? { released: 0, cancelled: 0 };
     const onboardingHold = (await this.options.onboardingHold?.tick(now)) ?? { released: 0, cancelled: 0 };

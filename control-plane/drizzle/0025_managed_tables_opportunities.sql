@@ -1,0 +1,2 @@
+ALTER TABLE `managed_tables` ADD `opportunities_checked_at` integer;--> statement-breakpoint
+CREATE INDEX `managed_tables_opportunities_idx` ON `managed_tables` (`opportunities_checked_at`) WHERE "managed_tables"."lake_table_id" is not null;
