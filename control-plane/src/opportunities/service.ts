@@ -31,21 +31,6 @@ import { triggerOnTable } from "../jobs/triggers.ts";
 import { utcDate } from "../schedules/timing.ts";
 import type { TableService } from "../tables/service.ts";
 
-/** What a scan's payload and routing read of a table. */
-type ScannedTable = Pick<
-  LakeTable,
-  | "id"
-  | "name"
-  | "uri"
-  | "format"
-  | "priority"
-  | "targetFileSizeMb"
-  | "recipe"
-  | "parquetV2"
-  | "catalogConnectionId"
-  | "catalogFullName"
->;
-
 /** A measurement older than this is taken again. */
 export const STALE_AFTER_DAYS = 7;
 const DAY_MS = 86_400_000;
