@@ -94,6 +94,32 @@ describe("policies and managed tables", () => {
     expect(new Set(rows.map((r) => r.effective_policy_id))).toEqual(new Set([catalogPolicy]));
   });
 
+  it("pages the managed tables by keyset and filters them by a wildcard on the name, either case", async () => {
+    const all: string[] = [];
+    let token: string | null = null;
+    for (let pages = 0; pages < 10; pages++) {
+      const page: { items: { full_name: string }[]; total: number; next_page_token: string | null } =
+        await ok(
+          "GET",
+          `/api/v1/managedtables?page_size=2${token ? `&page_token=${encodeURIComponent(token)}` : ""}`,
+        );
+      expect(page.total).toBe(TABLES.length);
+      all.push(...page.items.map((t) => t.full_name));
+      token = page.next_page_token;
+      if (!token) break;
+    }
+    expect(all).toEqual(TABLES.map((t) => t.full_name).sort());
+    for (const q of ["ORD*", "ord*", "*ders", "o?ders"]) {
+      const found = await ok("GET", `/api/v1/managedtables?q=${encodeURIComponent(q)}`);
+      expect(
+        found.items.map((t: { full_name: string }) => t.full_name),
+        q,
+      ).toEqual(["main.sales.eu.orders", "main.sales.orders"]);
+      expect(found.total, q).toBe(2);
+    }
+    expect((await ok("GET", "/api/v1/managedtables?q=zzz*")).total).toBe(0);
+  });
+
   it("a prefix policy overrides the catalog's for the tables under it, by whole levels", async () => {
     prefixPolicy = (await ok("POST", `/api/v1/catalogs/${main}/policies?prefix=sales.eu`, COMPACT_DAILY, 201))
       .policy_id;

@@ -11,7 +11,7 @@
  *   the index's `name`. The total is the resolutions' counts per catalog, or with `q` a count over
  *   the name index.
  */
-import { and, asc, eq, gt, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, gt, or, sql } from "drizzle-orm";
 import { wildcardLike } from "../catalogs/directory.ts";
 import { catalogId, parseTableId, tableId } from "../catalogs/ids.ts";
 import type { ConfigService } from "../config/service.ts";
@@ -25,6 +25,7 @@ import {
   policies,
   policyCatalogs,
 } from "../db/schema.ts";
+import { type PreparedSelect, preparedSelect } from "../db/statement-cache.ts";
 import { keyAfter, keysetPage } from "../http/pagination.ts";
 import { ApiError } from "../http/problem.ts";
 import { iso } from "../jobs/view.ts";
@@ -47,35 +48,32 @@ export class ManagedTableService {
     private readonly savings: SavingsService,
   ) {}
 
+  /** The list's prepared reads, by shape (`listStatements`). */
+  private readonly lists = new Map<
+    string,
+    {
+      page: PreparedSelect<{ m: ManagedTable; pausedAt: Date | null }>;
+      total: PreparedSelect<{ n: number }>;
+    }
+  >();
+
   async list(filter: { q?: string | undefined; page_size: number; page_token?: string | undefined }) {
     const after = keyAfter(filter.page_token, 2);
-    // The page walks the list's order and filters on the name; the count reads the name's range.
-    const where = filter.q !== undefined ? nameLike(filter.q) : undefined;
-    const [rows, [total], pausedAll] = await Promise.all([
-      this.db
-        .select({ m: managedTables, pausedAt: policyCatalogs.pausedAt })
-        .from(managedTables)
-        .leftJoin(policyCatalogs, catalogStopOf)
-        .where(
-          and(
-            where,
-            after &&
-              or(
-                gt(managedTables.fullName, after[0] as string),
-                and(
-                  eq(managedTables.fullName, after[0] as string),
-                  gt(managedTables.connectionId, after[1] as string),
-                ),
-              ),
-          ),
-        )
-        .orderBy(asc(managedTables.fullName), asc(managedTables.connectionId))
-        .limit(filter.page_size + 1),
-      filter.q !== undefined
-        ? this.db.select({ n: sql<number>`count(*)` }).from(managedTables).where(nameInRange(filter.q))
-        : this.db
-            .select({ n: sql<number>`coalesce(sum(${policyCatalogs.managedCount}), 0)` })
-            .from(policyCatalogs),
+    const q = filter.q;
+    const statements = this.listStatements(q !== undefined, after !== undefined);
+    const head = q === undefined ? "" : literalHead(q);
+    const values = {
+      limit: filter.page_size + 1,
+      afterName: after?.[0] ?? "",
+      afterConnection: after?.[1] ?? "",
+      like: q === undefined ? "" : wildcardLike(q),
+      lowerLike: q === undefined ? "" : wildcardLike(q).toLowerCase(),
+      head,
+      headEnd: `${head}\u{10FFFF}`,
+    };
+    const [rows, total, pausedAll] = await Promise.all([
+      statements.page.all(values),
+      statements.total.get(values),
       this.pausedAll(),
     ]);
     return keysetPage(
@@ -85,6 +83,56 @@ export class ManagedTableService {
       (r) => [r.m.fullName, r.m.connectionId],
       (r) => managedView(r.m, pausedAll, r.pausedAt),
     );
+  }
+
+  /**
+   * The list's two reads, built and prepared once per shape (with or without `q`, first page or
+   * not): values go in as placeholders, so every page is the same statement.
+   * - The page walks index `managed_tables_list_idx` in order, filtering `q` on its `name`.
+   * - The total: without `q`, the resolutions' counts per catalog; with it, a count over index
+   *   `managed_tables_name_idx` within the range of (lower-cased) names that start with the
+   *   pattern's literal head. SQLite's lower() and LIKE both fold ASCII letters only, so matching
+   *   the lower-cased name is the same match, read from the index without the row.
+   */
+  private listStatements(filtered: boolean, paged: boolean) {
+    const key = `${filtered}/${paged}`;
+    const known = this.lists.get(key);
+    if (known) return known;
+    const p = (name: string) => sql.placeholder(name);
+    const page = this.db
+      .select({ m: managedTables, pausedAt: policyCatalogs.pausedAt })
+      .from(managedTables)
+      .leftJoin(policyCatalogs, catalogStopOf)
+      .where(
+        and(
+          filtered ? sql`${managedTables.name} like ${p("like")} escape '\\'` : undefined,
+          paged
+            ? or(
+                gt(managedTables.fullName, p("afterName")),
+                and(
+                  eq(managedTables.fullName, p("afterName")),
+                  gt(managedTables.connectionId, p("afterConnection")),
+                ),
+              )
+            : undefined,
+        ),
+      )
+      .orderBy(asc(managedTables.fullName), asc(managedTables.connectionId))
+      .limit(p("limit"));
+    const lower = sql`lower(${managedTables.name})`;
+    const total = filtered
+      ? this.db
+          .select({ n: sql<number>`count(*)` })
+          .from(managedTables)
+          .where(
+            sql`${lower} >= ${p("head")} and ${lower} < ${p("headEnd")} and ${lower} like ${p("lowerLike")} escape '\\'`,
+          )
+      : this.db
+          .select({ n: sql<number>`coalesce(sum(${policyCatalogs.managedCount}), 0)` })
+          .from(policyCatalogs);
+    const statements = { page: preparedSelect(this.db, page), total: preparedSelect(this.db, total) };
+    this.lists.set(key, statements);
+    return statements;
   }
 
   /** One managed table with its effective policy, value by value, and its Lakesmith table. */
@@ -168,19 +216,9 @@ export class ManagedTableService {
   }
 }
 
-const nameLike = (q: string) => sql`${managedTables.name} like ${wildcardLike(q)} escape '\\'`;
-
-/**
- * `q` as a condition a count answers from index `managed_tables_name_idx`: the wildcard match
- * within the range of (lower-cased) names that start with its literal head.
- */
-function nameInRange(q: string): SQL {
-  const head = q.slice(0, q.search(/[*?]|$/)).toLowerCase();
-  if (head === "") return nameLike(q);
-  const lower = sql`lower(${managedTables.name})`;
-  // SQLite's lower() and LIKE both fold ASCII letters only, so matching the lower-cased name is
-  // the same match, read from the index without the row.
-  return sql`(${lower} >= ${head} and ${lower} < ${head} || char(1114111) and ${lower} like ${wildcardLike(q).toLowerCase()} escape '\\')`;
+/** The literal head of a wildcard pattern (before its first `*` or `?`), lower-cased. */
+function literalHead(q: string): string {
+  return q.slice(0, q.search(/[*?]|$/)).toLowerCase();
 }
 
 /** The state of a managed table, from its row and the stops that cover it. */
