@@ -41,6 +41,7 @@ import {
   policies,
   policyCatalogs,
 } from "../db/schema.ts";
+import { preparedSelect } from "../db/statement-cache.ts";
 import { ApiError } from "../http/problem.ts";
 import { insertManyStatement, type NewJob } from "../jobs/enqueue.ts";
 import type { JobService } from "../jobs/service.ts";
@@ -89,6 +90,7 @@ export interface PolicyEngineOptions {
 export class PolicyEngine {
   private readonly chunk: number;
   private readonly onboardLimit: number;
+  private readonly dueQuery: ReturnType<typeof dueQuery>;
   private readonly scanLimit: number;
   private readonly scanCheckIntervalMs: number;
   /** `actionsOf`'s answers, for the tick in progress. */
@@ -106,6 +108,7 @@ export class PolicyEngine {
   ) {
     this.chunk = options.chunk ?? 1000;
     this.onboardLimit = options.onboardLimit ?? 100;
+    this.dueQuery = dueQuery(db);
     this.scanLimit = options.scanLimit ?? 20;
     this.scanCheckIntervalMs = options.scanCheckIntervalMs ?? 6 * 3_600_000;
     this.opportunities = options.opportunities;
@@ -227,28 +230,9 @@ export class PolicyEngine {
     return new Map(found.map((p) => [p.id, p.body as PolicyBody]));
   }
 
+  /** Up to `chunk` managed tables due by `now`, with all the decision needs (`dueQuery`). */
   private dueRows(now: Date) {
-    return this.db
-      .select({
-        m: managedTables,
-        synced: {
-          sizeBytes: catalogTables.sizeBytes,
-          firstSyncedAt: catalogTables.firstSyncedAt,
-          format: catalogTables.format,
-          hasPartitions: catalogTables.hasPartitions,
-        },
-        connection: { type: catalogConnections.type, name: catalogConnections.name },
-        table: JOB_TABLE_COLUMNS,
-        pausedAt: policyCatalogs.pausedAt,
-      })
-      .from(managedTables)
-      .leftJoin(catalogTables, syncedTableOf)
-      .leftJoin(catalogConnections, eq(catalogConnections.id, managedTables.connectionId))
-      .leftJoin(lakeTables, eq(lakeTables.id, managedTables.lakeTableId))
-      .leftJoin(policyCatalogs, catalogStopOf)
-      .where(and(isNotNull(managedTables.nextRunAt), lte(managedTables.nextRunAt, now)))
-      .orderBy(asc(managedTables.nextRunAt))
-      .limit(this.chunk);
+    return this.dueQuery.all({ now: now.getTime(), limit: this.chunk });
   }
 
   private async decide(
@@ -392,6 +376,38 @@ export class PolicyEngine {
     const keep = run.group === "expire_snapshots" ? await this.deletions.keepPaths(table.id) : [];
     return [destructiveJob(table, run, { dryRun: false, keep, queueing })];
   }
+}
+
+/**
+ * The due read, prepared once: the due managed tables by `next_run_at` (index
+ * `managed_tables_due_idx`), each with its synced table's size, age and format, its connection,
+ * its Lakesmith table's job columns and its catalog's stop. Values: `now` (epoch ms), `limit`.
+ */
+function dueQuery(db: Db) {
+  return preparedSelect(
+    db,
+    db
+      .select({
+        m: managedTables,
+        synced: {
+          sizeBytes: catalogTables.sizeBytes,
+          firstSyncedAt: catalogTables.firstSyncedAt,
+          format: catalogTables.format,
+          hasPartitions: catalogTables.hasPartitions,
+        },
+        connection: { type: catalogConnections.type, name: catalogConnections.name },
+        table: JOB_TABLE_COLUMNS,
+        pausedAt: policyCatalogs.pausedAt,
+      })
+      .from(managedTables)
+      .leftJoin(catalogTables, syncedTableOf)
+      .leftJoin(catalogConnections, eq(catalogConnections.id, managedTables.connectionId))
+      .leftJoin(lakeTables, eq(lakeTables.id, managedTables.lakeTableId))
+      .leftJoin(policyCatalogs, catalogStopOf)
+      .where(and(isNotNull(managedTables.nextRunAt), lte(managedTables.nextRunAt, sql.placeholder("now"))))
+      .orderBy(asc(managedTables.nextRunAt))
+      .limit(sql.placeholder("limit")),
+  );
 }
 
 type DueRow = Awaited<ReturnType<PolicyEngine["dueRows"]>>[number];
