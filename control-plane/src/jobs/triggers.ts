@@ -60,7 +60,7 @@ function overlapping(jobs: JobService, table: LakeTable, kind: string, active: A
     return conflict(`Another ${label} of table '${table.name}' was triggered at the same moment; try again.`);
   const theirs = jobs.kinds.get(active.kind)?.label ?? active.kind;
   return conflict(
-    `Table '${table.name}' has ${theirs} job '${active.id}' ${active.status}; a ${label} never overlaps it on the same table. ` +
+    `Table '${table.name}' has ${theirs} job '${active.id}' ${active.status}; a ${label} never overlaps it (on the same table, or for a partition job the same partition). ` +
       `Wait for it (GET /api/v1/jobs/${active.id}) or cancel it (POST /api/v1/jobs/${active.id}/cancel).`,
   );
 }
