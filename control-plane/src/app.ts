@@ -30,6 +30,7 @@ import { discoveryRoutes } from "./object-maintenance/discovery/routes.ts";
 import { objectMaintenanceRoutes } from "./object-maintenance/routes.ts";
 import { onboardingRoutes } from "./onboarding/routes.ts";
 import { opportunityRoutes } from "./opportunities/routes.ts";
+import { optimusRoutes } from "./optimus/routes.ts";
 import { partitionExpirationRoutes } from "./partition-expiration/routes.ts";
 import { pendingDeletionRoutes } from "./pending-deletions/routes.ts";
 import { policyRoutes } from "./policies/routes.ts";
@@ -95,6 +96,7 @@ export function buildApp(services: Services, options: AppOptions = {}) {
   app.route("/", crunchRoutes);
   app.route("/", vacuumRoutes);
   app.route("/", opportunityRoutes);
+  app.route("/", optimusRoutes);
   app.route("/", partitionExpirationRoutes);
   app.route("/", pendingDeletionRoutes);
   app.route("/", catalogConnectionRoutes);

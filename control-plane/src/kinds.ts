@@ -7,6 +7,7 @@ import { convertKind, prefixHardDeleteKind, removeInputsKind } from "./object-ma
 import { discoveryKind } from "./object-maintenance/discovery/kind.ts";
 import { onboardingKind } from "./onboarding/kind.ts";
 import { opportunityScanKind } from "./opportunities/kind.ts";
+import { queryLogAnalysisKind } from "./optimus/kind.ts";
 import { partitionExpirationKind } from "./partition-expiration/kind.ts";
 import { hardDeleteKind, recoverKind } from "./pending-deletions/kinds.ts";
 import { vacuumKind } from "./vacuum/kind.ts";
@@ -26,6 +27,7 @@ export const PLATFORM_JOB_KINDS: readonly JobKind<unknown>[] = [
   removeInputsKind,
   prefixHardDeleteKind,
   opportunityScanKind,
+  queryLogAnalysisKind,
   noopKind,
   sleepKind,
 ];

@@ -35,6 +35,8 @@ import { DiscoveryService } from "./object-maintenance/discovery/service.ts";
 import { ObjectMaintenanceService } from "./object-maintenance/service.ts";
 import { OnboardingService } from "./onboarding/service.ts";
 import { OpportunityService } from "./opportunities/service.ts";
+import { OptimusSchedule } from "./optimus/scheduled.ts";
+import { OptimusService } from "./optimus/service.ts";
 import { PartitionExpirationService } from "./partition-expiration/service.ts";
 import { HardDeleteService } from "./pending-deletions/hard-delete.ts";
 import { PendingDeletionService } from "./pending-deletions/service.ts";
@@ -118,6 +120,8 @@ export interface Services {
   vacuum: VacuumService;
   /** Table opportunities: the latest measurement per table, and scans when it is stale. */
   opportunities: OpportunityService;
+  /** Optimus submissions and their runs (`query_log_analysis` jobs). */
+  optimus: OptimusService;
   partitionExpiration: PartitionExpirationService;
   pendingDeletions: PendingDeletionService;
   hardDelete: HardDeleteService;
@@ -180,6 +184,7 @@ export function createServices(deps: AppDeps): Services {
   const policies = new PolicyService(deps.db, clock);
   const savings = new SavingsService(deps.db, clock, config);
   const opportunities = new OpportunityService(deps.db, clock, jobs, tables, catalogRefs);
+  const optimus = new OptimusService(deps.db, clock, jobs, cancel);
   const policyEngine = new PolicyEngine(deps.db, clock, config, tables, jobs, pendingDeletions, {
     opportunities,
   });
@@ -215,6 +220,7 @@ export function createServices(deps: AppDeps): Services {
     crunch,
     vacuum,
     opportunities,
+    optimus,
     partitionExpiration,
     pendingDeletions,
     hardDelete: new HardDeleteService(deps.db, clock, jobs, tables),
@@ -243,6 +249,7 @@ export function createServices(deps: AppDeps): Services {
       onboardingHold: new OnboardingHold(deps.db, jobs, tables, cancel),
       discovery: new DiscoverySchedule(deps.db, discovery),
       conversions: new ConversionSchedule(deps.db, prefixRuns),
+      optimus: new OptimusSchedule(deps.db, optimus),
       policies: policyEngine,
     }),
     notifications: new NotificationService(deps.db, clock, config, deps.notifications ?? {}),

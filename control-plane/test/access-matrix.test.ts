@@ -63,6 +63,7 @@ const RESOURCE_GROUPS: [RegExp, string][] = [
   [/^\/api\/v1\/object-maintenance\//, "object-maintenance"],
   [/^\/api\/v1\/savings(\/|$)/, "savings"],
   [/^\/api\/v1\/metrics(\/|$)/, "metrics"],
+  [/^\/api\/v1\/optimus\//, "optimus"],
   [/^\/api\/v1\/(tables|onboarding)(\/|$)/, "tables"],
   [/^\/api\/v1\/api-keys(\/|$)/, "admin"],
   [/^\/api\/v1\/crunch(\/|$)/, "crunch"],

@@ -1141,3 +1141,58 @@ export type SavingsDay = typeof savingsDaily.$inferSelect;
 export const savingsCounted = sqliteTable("savings_counted", {
   jobId: text("job_id").primaryKey(),
 });
+
+export const OPTIMUS_ENGINE_VALUES = ["spark", "trino", "sql"] as const;
+export const OPTIMUS_RUN_TRIGGERS = ["schedule", "sync_now", "retry"] as const;
+export type OptimusRunTrigger = (typeof OPTIMUS_RUN_TRIGGERS)[number];
+
+/**
+ * An Optimus submission (document 1, "Optimus"; the API's `/optimus/runs`): where an engine's query
+ * logs live and when to analyse them each day. `last_run_*` is what the latest ended run's finish
+ * hook recorded (`optimus/kind.ts`).
+ */
+export const optimusSubmissions = sqliteTable(
+  "optimus_submissions",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    engine: text("engine", { enum: OPTIMUS_ENGINE_VALUES }).notNull(),
+    lookbackDays: integer("lookback_days").notNull(),
+    /** `HH:MM`, zero-padded, so text order is time order. */
+    dailySyncTimeUtc: text("daily_sync_time_utc").notNull(),
+    queryLogsUri: text("query_logs_uri").notNull(),
+    active: integer("active", { mode: "boolean" }).notNull(),
+    lastRunStatus: text("last_run_status", { enum: ["succeeded", "failed"] }),
+    lastRunError: text("last_run_error"),
+    lastRunFinishedAt: integer("last_run_finished_at", { mode: "timestamp_ms" }),
+    createdBy: text("created_by"),
+    createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("optimus_submissions_due_idx").on(t.dailySyncTimeUtc).where(sql`${t.active} = 1`)],
+);
+export type OptimusSubmission = typeof optimusSubmissions.$inferSelect;
+
+/**
+ * One run of a submission: its `query_log_analysis` job (which holds status, error and timings) and
+ * why it ran. `slot_day` is the UTC day a scheduled run fired for (null for sync-now and retry).
+ */
+export const optimusRuns = sqliteTable(
+  "optimus_runs",
+  {
+    jobId: text("job_id").primaryKey(),
+    submissionId: text("submission_id").notNull(),
+    trigger: text("trigger", { enum: OPTIMUS_RUN_TRIGGERS }).notNull(),
+    slotDay: text("slot_day"),
+    windowStart: text("window_start").notNull(),
+    windowEnd: text("window_end").notNull(),
+    requestedBy: text("requested_by"),
+    createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [
+    index("optimus_runs_submission_idx").on(t.submissionId, t.createdAt),
+    /** A scheduled run per submission and UTC day, whatever ticks or control planes race. */
+    uniqueIndex("optimus_runs_slot_idx").on(t.submissionId, t.slotDay),
+  ],
+);
+export type OptimusRun = typeof optimusRuns.$inferSelect;

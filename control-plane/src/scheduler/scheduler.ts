@@ -25,7 +25,9 @@
  * 6. Object maintenance's conversion step (`object-maintenance/conversion/scheduled.ts`): each
  *    active prefix policy whose next slot has passed queues its conversion (and removal of
  *    converted inputs).
- * 7. Reap lapsed offers and leases (`JobService.reap`).
+ * 7. Optimus' step (`optimus/scheduled.ts`): each active submission whose daily time has come at
+ *    this tick's 15-minute check queues its run of the UTC day, once.
+ * 8. Reap lapsed offers and leases (`JobService.reap`).
  *
  * Bounds: the work follows the due schedules, not the total: a tick with nothing due is one index
  * probe (`anyDue`) and writes nothing. Each chunk is one batch of two statements whatever its size
@@ -67,6 +69,8 @@ export interface TickResult {
   discoveries: number;
   /** Prefix conversions and removals queued at their policy's schedule. */
   conversions: number;
+  /** Optimus submissions' daily runs queued. */
+  optimus: number;
   reaped: { offers: number; leases: number; cancelled: number };
 }
 
@@ -87,6 +91,8 @@ export interface SchedulerOptions {
   discovery?: { tick(now: Date): Promise<number> };
   /** The prefix conversion step; none when absent. */
   conversions?: { tick(now: Date): Promise<number> };
+  /** The Optimus submissions' step; none when absent. */
+  optimus?: { tick(now: Date): Promise<number> };
   /** The policy engine's step (`policies/engine.ts`); none when absent. */
   policies?: { tick(now: Date): Promise<PolicyTick> };
 }
@@ -141,11 +147,23 @@ export class Scheduler {
     const catalogs = (await this.options.catalogs?.tick(now)) ?? { syncs: 0, expiredTests: 0 };
     const discoveries = (await this.options.discovery?.tick(now)) ?? 0;
     const conversions = (await this.options.conversions?.tick(now)) ?? 0;
+    const optimus = (await this.options.optimus?.tick(now)) ?? 0;
     const reaped = await this.jobs.reap();
     // Always: besides what this tick fired or reaped, jobs whose retry backoff ended since the last
     // tick are offerable now, and on Workers nothing else would tell the hub.
     this.jobs.notifyWork();
-    return { due, fired, policies, catalogs, linked, onboardingHold, discoveries, conversions, reaped };
+    return {
+      due,
+      fired,
+      policies,
+      catalogs,
+      linked,
+      onboardingHold,
+      discoveries,
+      conversions,
+      optimus,
+      reaped,
+    };
   }
 }
 
