@@ -1,0 +1,175 @@
+/**
+ * Streams Spark event logs from an object store and yields, per SQL execution, the scans its plan
+ * ran: the plan of `SparkListenerSQLExecutionStart`, replaced by each
+ * `SparkListenerSQLAdaptiveExecutionUpdate` (AQE re-plans; the last plan is what ran), with the
+ * execution's duration (start to `SparkListenerSQLExecutionEnd`) and the bytes its scans read (their
+ * bytes-read metrics, from `SparkListenerDriverAccumUpdates` and task ends). SQL text is never read.
+ *
+ * Rules: one line at a time, and only the lines of the events above are parsed (task starts, stage
+ * events and the rest are skipped by their prefix), so memory follows the longest line and the
+ * executions still open, not the log's size. A line that is not an event (truncated, not JSON, a
+ * plan of the wrong shape) is counted in `stats.malformedLines` and skipped; it never ends the read.
+ * Executions without scans are not yielded; one still open when its log ends is yielded without a
+ * duration.
+ */
+import type { ObjectStore } from "../../store/index.ts";
+import { codecOf, decompress } from "./codec.ts";
+import { sparkLogs } from "./files.ts";
+import { linesOf } from "./lines.ts";
+import { type SparkPlanInfo, type SparkScan, scansOf } from "./plan.ts";
+
+export interface SparkExecution {
+  /** The log's key (a file, or a rolling `eventlog_v2_<appid>` folder). */
+  log: string;
+  executionId: number;
+  /** Spark's description of the call that ran it (`query72`, `show at <console>:26`). */
+  description?: string;
+  startedAt?: Date;
+  durationMs?: number;
+  /** Bytes the scans read, where the log carries the metric. */
+  bytesRead?: number;
+  /** Whether the scans come from an adaptive re-plan. */
+  adaptive: boolean;
+  scans: SparkScan[];
+}
+
+export interface SparkReadStats {
+  logs: number;
+  lines: number;
+  malformedLines: number;
+  executions: number;
+}
+
+const SQL = "org.apache.spark.sql.execution.ui.";
+const WANTED = [
+  `${SQL}SparkListenerSQLExecutionStart`,
+  `${SQL}SparkListenerSQLAdaptiveExecutionUpdate`,
+  `${SQL}SparkListenerSQLExecutionEnd`,
+  `${SQL}SparkListenerDriverAccumUpdates`,
+  "SparkListenerTaskEnd",
+].map((name) => `{"Event":"${name}"`);
+
+interface Open {
+  execution: SparkExecution;
+  started: number;
+  accumulators: Set<number>;
+  bytes: number;
+  sawBytes: boolean;
+}
+
+/** The SQL executions with scans in every Spark event log under `prefix` of `store`. */
+export async function* readSparkExecutions(
+  store: ObjectStore,
+  prefix = "",
+  stats: SparkReadStats = { logs: 0, lines: 0, malformedLines: 0, executions: 0 },
+): AsyncIterable<SparkExecution> {
+  for await (const log of sparkLogs(store, prefix)) {
+    stats.logs++;
+    const open = new Map<number, Open>();
+    const byAccumulator = new Map<number, Open>();
+    for (const part of log.parts) {
+      const bytes = decompress(await store.read(part.key), codecOf(part.key));
+      for await (const line of linesOf(bytes)) {
+        stats.lines++;
+        if (line.trim() === "") continue;
+        if (!line.startsWith('{"Event":"')) {
+          stats.malformedLines++;
+          continue;
+        }
+        if (!WANTED.some((w) => line.startsWith(w))) continue;
+        const done = handle(line, log.key, open, byAccumulator);
+        if (done === "malformed") stats.malformedLines++;
+        else if (done) {
+          stats.executions++;
+          yield done;
+        }
+      }
+    }
+    for (const o of open.values()) {
+      if (o.execution.scans.length === 0) continue;
+      stats.executions++;
+      yield finish(o);
+    }
+  }
+}
+
+function handle(
+  line: string,
+  log: string,
+  open: Map<number, Open>,
+  byAccumulator: Map<number, Open>,
+): SparkExecution | undefined | "malformed" {
+  let event: Record<string, unknown>;
+  try {
+    event = JSON.parse(line);
+  } catch {
+    return "malformed";
+  }
+  const name = String(event.Event);
+  const id = event.executionId;
+  if (name === "SparkListenerTaskEnd") {
+    const accumulables = (event["Task Info"] as { Accumulables?: { ID: number; Update?: unknown }[] })
+      ?.Accumulables;
+    for (const a of accumulables ?? []) addBytes(byAccumulator.get(a.ID), a.Update);
+    return undefined;
+  }
+  if (typeof id !== "number") return "malformed";
+  if (name.endsWith("DriverAccumUpdates")) {
+    const updates = event.accumUpdates;
+    if (!Array.isArray(updates)) return "malformed";
+    for (const u of updates) if (Array.isArray(u)) addBytes(byAccumulator.get(u[0]), u[1]);
+    return undefined;
+  }
+  if (name.endsWith("ExecutionEnd")) {
+    const o = open.get(id);
+    if (!o) return undefined;
+    open.delete(id);
+    for (const a of o.accumulators) byAccumulator.delete(a);
+    if (typeof event.time === "number") o.execution.durationMs = event.time - o.started;
+    return o.execution.scans.length > 0 ? finish(o) : undefined;
+  }
+  const plan = event.sparkPlanInfo as SparkPlanInfo | undefined;
+  if (!plan || typeof plan.nodeName !== "string") return "malformed";
+  const description = typeof event.physicalPlanDescription === "string" ? event.physicalPlanDescription : "";
+  const { scans, bytesReadAccumulators } = scansOf(plan, description);
+  let o = open.get(id);
+  if (name.endsWith("ExecutionStart") || !o) {
+    const started = typeof event.time === "number" ? event.time : Number.NaN;
+    o = {
+      execution: {
+        log,
+        executionId: id,
+        description: typeof event.description === "string" ? event.description : undefined,
+        startedAt: Number.isNaN(started) ? undefined : new Date(started),
+        adaptive: false,
+        scans,
+      },
+      started,
+      accumulators: new Set(),
+      bytes: 0,
+      sawBytes: false,
+    };
+    open.set(id, o);
+  } else {
+    o.execution.scans = scans;
+    o.execution.adaptive = true;
+  }
+  for (const a of bytesReadAccumulators) {
+    o.accumulators.add(a);
+    byAccumulator.set(a, o);
+  }
+  return undefined;
+}
+
+function addBytes(o: Open | undefined, value: unknown): void {
+  const n = typeof value === "number" ? value : typeof value === "string" ? Number(value) : Number.NaN;
+  if (!o || !Number.isFinite(n)) return;
+  o.bytes += n;
+  o.sawBytes = true;
+}
+
+function finish(o: Open): SparkExecution {
+  if (o.sawBytes) o.execution.bytesRead = o.bytes;
+  if (Number.isNaN(o.execution.durationMs)) o.execution.durationMs = undefined;
+  return o.execution;
+}
