@@ -39,6 +39,8 @@ export const queryLogAnalysisKind = defineJobKind({
   needs: (payload) => ({ locations: [payload.query_logs_uri] }),
   exclusive: {
     group: QUERY_LOG_ANALYSIS_KIND,
+    // No grain names a submission; the grain matters only to table schedules (`scheduler/fire.ts`),
+    // which never queue this kind, so the scope alone decides.
     grain: "connection",
     scopes: (payload) => [submissionScope(payload.submission_id)],
   },

@@ -12,7 +12,7 @@
  * earliest time first; the rest at the next tick.
  */
 import { utcDay } from "@lakesmith/shared/optimus";
-import { and, asc, eq, lte, sql } from "drizzle-orm";
+import { and, asc, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
 import { optimusSubmissions } from "../db/schema.ts";
 import type { OptimusService } from "./service.ts";
@@ -41,7 +41,8 @@ export class OptimusSchedule {
       .from(optimusSubmissions)
       .where(
         and(
-          eq(optimusSubmissions.active, true),
+          // A literal, so the partial index `optimus_submissions_due_idx` (active = 1) serves it.
+          sql`${optimusSubmissions.active} = 1`,
           lte(optimusSubmissions.dailySyncTimeUtc, time),
           sql`not exists (select 1 from optimus_runs r where r.submission_id = ${outer} and r.slot_day = ${day})`,
         ),

@@ -7,6 +7,7 @@
 import { z } from "@hono/zod-openapi";
 import { LocationError, parseLocation } from "@lakesmith/shared/locations";
 import { OPTIMUS_ENGINES } from "@lakesmith/shared/optimus";
+import { OPTIMUS_RUN_TRIGGERS } from "../db/schema.ts";
 import { pageQuery } from "../http/pagination.ts";
 import { SUBMISSION_STATUSES } from "./status.ts";
 
@@ -99,7 +100,7 @@ const STATUS_DESCRIPTION =
 export const RunSchema = z
   .object({
     job_id: z.string(),
-    trigger: z.enum(["schedule", "sync_now", "retry"]),
+    trigger: z.enum(OPTIMUS_RUN_TRIGGERS),
     status: z.enum(["running", "succeeded", "failed"]).openapi({
       description:
         "`running` while its job is queued or running; then how it ended (cancelled counts as failed).",

@@ -180,17 +180,18 @@ export class OptimusService {
    */
   async queueScheduled(submission: OptimusSubmission, day: string): Promise<boolean> {
     const jobId = newId("job");
+    const window = lookbackWindow(this.clock.now(), submission.lookbackDays);
     const [inserted] = await this.db.batch([
       this.jobs.insertStatement(
         {
           kind: QUERY_LOG_ANALYSIS_KIND,
-          payload: this.payload(submission),
+          payload: payload(submission, window),
           trigger: "schedule",
           dedupeKey: `optimus:${submission.id}:${day}`,
         },
         jobId,
       ),
-      this.runRow(submission, jobId, "schedule", null, day),
+      this.runRow(submission, window, jobId, "schedule", null, day),
     ]);
     const created = (inserted as unknown[]).length > 0;
     if (created) this.jobs.notifyWork();
@@ -202,14 +203,15 @@ export class OptimusService {
     trigger: OptimusRunTrigger,
     actor: string | null,
   ): Promise<RunWithJob> {
+    const window = lookbackWindow(this.clock.now(), submission.lookbackDays);
     const queued = await this.jobs.enqueueExclusive(
       {
         kind: QUERY_LOG_ANALYSIS_KIND,
-        payload: this.payload(submission),
+        payload: payload(submission, window),
         trigger: "manual",
         createdBy: actor,
       },
-      (jobId) => [this.runRow(submission, jobId, trigger, actor, null)],
+      (jobId) => [this.runRow(submission, window, jobId, trigger, actor, null)],
     );
     if (!("job" in queued))
       throw conflict(
@@ -220,26 +222,15 @@ export class OptimusService {
     return { run, job: queued.job };
   }
 
-  private payload(submission: OptimusSubmission): QueryLogAnalysisPayload {
-    const window = lookbackWindow(this.clock.now(), submission.lookbackDays);
-    return {
-      submission_id: submission.id,
-      engine: submission.engine,
-      query_logs_uri: submission.queryLogsUri,
-      window_start: window.start,
-      window_end: window.end,
-    };
-  }
-
   /** The run row of a new job, guarded by the job's existence and the submission's. */
   private runRow(
     submission: OptimusSubmission,
+    window: Window,
     jobId: string,
     trigger: OptimusRunTrigger,
     actor: string | null,
     slotDay: string | null,
   ) {
-    const window = lookbackWindow(this.clock.now(), submission.lookbackDays);
     return insertSelect(
       this.db,
       optimusRuns,
@@ -256,6 +247,18 @@ export class OptimusService {
       sql`where ${jobExists(jobId)} and exists (select 1 from ${optimusSubmissions} where ${optimusSubmissions.id} = ${submission.id})`,
     ).onConflictDoNothing();
   }
+}
+
+type Window = ReturnType<typeof lookbackWindow>;
+
+function payload(submission: OptimusSubmission, window: Window): QueryLogAnalysisPayload {
+  return {
+    submission_id: submission.id,
+    engine: submission.engine,
+    query_logs_uri: submission.queryLogsUri,
+    window_start: window.start,
+    window_end: window.end,
+  };
 }
 
 function withStatus(row: { submission: OptimusSubmission; latest: string | null }): SubmissionWithStatus {
