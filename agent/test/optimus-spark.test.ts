@@ -68,7 +68,10 @@ describe("Spark event-log reader on real logs", () => {
   });
 
   it("reads NDS q88 (Databricks Photon): the time_dim hour/minute ranges and the household OR-filter", async () => {
-    const { executions } = await read(SPARK, "nds_q88");
+    // A 128 MiB zstd window: every line must decode intact (a decoder limited to 25-bit offsets garbles
+    // task-end lines past 122 MB into malformed JSON).
+    const { executions, stats } = await read(SPARK, "nds_q88");
+    expect(stats).toMatchObject({ lines: 10141, malformedLines: 0 });
     const q88 = executions.find((e) => e.description === "query88") as SparkExecution;
     expect(q88.scans.every((s) => s.node === "PhotonScan parquet")).toBe(true);
     const byTable = columnsByTable(q88);

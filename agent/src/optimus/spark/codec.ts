@@ -4,12 +4,12 @@
  * framing: `LZ4Block` magic, token, little-endian lengths and checksum, then a raw LZ4 block) and
  * `.snappy` (snappy-java's `SnappyOutputStream` framing: `\x82SNAPPY\0` header, then big-endian
  * length-prefixed raw Snappy blocks). Anything else is read as plain text. Every decoder is streaming:
- * it holds at most one compressed block (lz4-java and snappy-java cap blocks at a few MiB) plus the
- * zstd window, never the whole file.
+ * it holds at most one compressed block (lz4-java and snappy-java cap blocks at a few MiB) or the
+ * zstd window (see `zstd.ts`), never the whole file.
  */
-import { Decompress } from "fzstd";
 import { decompressBlock } from "lz4js";
 import { uncompress as snappyBlock } from "snappyjs";
+import { zstd } from "./zstd.ts";
 
 export type SparkCodec = "zstd" | "lz4" | "snappy" | "none";
 
@@ -33,23 +33,6 @@ export function decompress(source: AsyncIterable<Uint8Array>, codec: SparkCodec)
     default:
       return source;
   }
-}
-
-async function* zstd(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
-  let out: Uint8Array[] = [];
-  // fzstd hands out views of its window, which the next push overwrites: keep copies.
-  const stream = new Decompress((chunk) => {
-    out.push(chunk.slice());
-  });
-  for await (const chunk of source) {
-    stream.push(chunk);
-    if (out.length > 0) {
-      yield* out;
-      out = [];
-    }
-  }
-  stream.push(new Uint8Array(0), true);
-  yield* out;
 }
 
 /** Accumulates input so a framing parser can take exact byte counts from it. */
