@@ -1,10 +1,16 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compressBlock, compressBound } from "lz4js";
 import { compress as snappyCompress } from "snappyjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readSparkExecutions, type SparkExecution, type SparkReadStats } from "../src/optimus/spark/index.ts";
+import {
+  codecOf,
+  readSparkExecutions,
+  type SparkExecution,
+  type SparkReadStats,
+} from "../src/optimus/spark/index.ts";
+import { zstdWindow } from "../src/optimus/spark/zstd.ts";
 import { FileStore } from "../src/store/index.ts";
 import { DELTA_FIXTURES } from "./support/fixtures.ts";
 
@@ -109,6 +115,20 @@ describe("Spark event-log reader on real logs", () => {
       "customer_events.tsv",
     ]);
     expect(executions[0]?.scans[0]?.filterColumns).toEqual(["value"]);
+  });
+});
+
+describe("Spark event-log codecs", () => {
+  it("names the codec by suffix, also while Spark still writes the file", () => {
+    expect(
+      ["a.zstd", "a.zst", "a.lz4", "a.snappy", "a.lz4.inprogress", "app-1", "a.inprogress"].map(codecOf),
+    ).toEqual(["zstd", "zstd", "lz4", "snappy", "lz4", "none", "none"]);
+  });
+
+  it("reads the zstd window from the frame header: 8 MiB for q72, 128 MiB for q88", async () => {
+    const head = async (name: string) => (await readFile(join(SPARK, name))).subarray(0, 6);
+    expect(zstdWindow(await head("nds_q72_dataproc_2_2.zstd"))).toBe(8 * 1024 * 1024);
+    expect(zstdWindow(await head("nds_q88_photon_db_13_3.zstd"))).toBe(128 * 1024 * 1024);
   });
 });
 

@@ -13,8 +13,9 @@ import { zstd } from "./zstd.ts";
 
 export type SparkCodec = "zstd" | "lz4" | "snappy" | "none";
 
-/** The codec a log file's name says it was written with. */
-export function codecOf(name: string): SparkCodec {
+/** The codec a log file's name says it was written with (`.inprogress`, still being written, ignored). */
+export function codecOf(key: string): SparkCodec {
+  const name = key.replace(/\.inprogress$/, "");
   if (/\.(zstd|zst)$/.test(name)) return "zstd";
   if (name.endsWith(".lz4")) return "lz4";
   if (name.endsWith(".snappy")) return "snappy";
