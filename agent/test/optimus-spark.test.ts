@@ -60,6 +60,7 @@ describe("Spark event-log reader on real logs", () => {
       kind: "equality",
       op: "=",
       values: ["2000"],
+      disjunctive: false,
     });
     const sales = q72?.scans.find((s) => s.locations[0]?.endsWith("/catalog_sales"));
     expect(sales?.partitionFilters.some((f) => f.startsWith("dynamicpruningexpression("))).toBe(true);
@@ -68,6 +69,7 @@ describe("Spark event-log reader on real logs", () => {
       kind: "dynamic",
       op: "dynamic",
       values: [],
+      disjunctive: false,
     });
     expect(q72?.durationMs).toBeGreaterThan(0);
     expect(q72?.bytesRead).toBeGreaterThan(0);
@@ -214,9 +216,9 @@ describe("Spark event-log reader on a generated rolling folder", () => {
     expect(s.filterColumns).toEqual(["order_date", "region", "amount"]);
     expect(s.predicates).toEqual(
       expect.arrayContaining([
-        { column: "order_date", kind: "range", op: ">=", values: ["2024-01-01"] },
-        { column: "region", kind: "in", op: "in", values: ["EU", "US"] },
-        { column: "amount", kind: "range", op: ">", values: ["100"] },
+        { column: "order_date", kind: "range", op: ">=", values: ["2024-01-01"], disjunctive: false },
+        { column: "region", kind: "in", op: "in", values: ["EU", "US"], disjunctive: false },
+        { column: "amount", kind: "range", op: ">", values: ["100"], disjunctive: false },
       ]),
     );
     expect(s.predicates).toHaveLength(3);

@@ -18,6 +18,11 @@ export interface Predicate {
   op: string;
   /** The literal values as the plan prints them (absent for `dynamic`). */
   values: string[];
+  /**
+   * Whether the predicate sits under an `OR` (`Or(...)`): it then narrows the scan only together
+   * with its alternatives, so a replay must not apply it alone.
+   */
+  disjunctive: boolean;
 }
 
 /** The items of a printed list `[a, b(c, d), e]`, split at top-level commas. */
@@ -72,7 +77,12 @@ const SOURCE_OPS: Record<string, string> = {
 
 /** The column-versus-literal predicates in one filter expression. */
 export function predicatesOf(expression: string): Predicate[] {
-  const out: Predicate[] = [];
+  const disjunctive = / OR |\bOr\(/.test(expression);
+  return literalPredicates(expression).map((p) => ({ ...p, disjunctive }));
+}
+
+function literalPredicates(expression: string): Omit<Predicate, "disjunctive">[] {
+  const out: Omit<Predicate, "disjunctive">[] = [];
   for (const [, column = "", op = "", value = ""] of expression.matchAll(CATALYST_COMPARE))
     out.push(compare(column, op, value));
   for (const [, column = "", values = ""] of expression.matchAll(CATALYST_IN))
@@ -86,12 +96,12 @@ export function predicatesOf(expression: string): Predicate[] {
   return out;
 }
 
-function compare(column: string, op: string, value: string): Predicate {
+function compare(column: string, op: string, value: string): Omit<Predicate, "disjunctive"> {
   const kind = op === "=" || op === "<=>" ? "equality" : "range";
   return { column, kind, op: op === "<=>" ? "=" : op, values: [value.trim()] };
 }
 
-function inList(column: string, values: string[]): Predicate {
+function inList(column: string, values: string[]): Omit<Predicate, "disjunctive"> {
   return { column, kind: "in", op: "in", values: values.map((v) => v.trim()).filter((v) => v !== "") };
 }
 
