@@ -19,9 +19,20 @@ export interface CatalogRef {
   catalog: string;
 }
 
+/** Ids already encoded: a page of tables shares a few catalogs, and encoding one costs. */
+const encoded = new Map<string, string>();
+const ENCODED_MAX = 10_000;
+
 /** @example catalogId({ connectionId: "con_4k9x", catalog: "main" }) // "cat_Y29uXzRrOXg6bWFpbg" */
 export function catalogId(ref: CatalogRef): string {
-  return PREFIX + toBase64Url(new TextEncoder().encode(`${ref.connectionId}:${ref.catalog}`));
+  const text = `${ref.connectionId}:${ref.catalog}`;
+  let id = encoded.get(text);
+  if (id === undefined) {
+    if (encoded.size >= ENCODED_MAX) encoded.clear();
+    id = PREFIX + toBase64Url(new TextEncoder().encode(text));
+    encoded.set(text, id);
+  }
+  return id;
 }
 
 /** The connection and catalog a `catalog_id` names; undefined when it is not one. */
@@ -42,10 +53,10 @@ export function parseCatalogId(id: string): CatalogRef | undefined {
   return catalogId(ref) === id ? ref : undefined;
 }
 
-/** The `table_id` of a synced table of the catalog `ref` whose `full_name` is `fullName` (`knownCatalogId`: its id, when the caller has it). */
-export function tableId(ref: CatalogRef, fullName: string, knownCatalogId = catalogId(ref)): string {
+/** The `table_id` of a synced table of the catalog `ref` whose `full_name` is `fullName`. */
+export function tableId(ref: CatalogRef, fullName: string): string {
   const rest = fullName.startsWith(`${ref.catalog}.`) ? fullName.slice(ref.catalog.length + 1) : fullName;
-  return `${knownCatalogId}.${rest}`;
+  return `${catalogId(ref)}.${rest}`;
 }
 
 /** The `full_name` a `table_id` names within the catalog `ref`; undefined when it is not one of its ids. */

@@ -12,7 +12,7 @@ import type { OpenAPIHono, RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Access } from "../auth/access.ts";
 import type { AppEnv } from "./env.ts";
-import { ApiError, zodFieldErrors } from "./problem.ts";
+import { validationFailed } from "./problem.ts";
 import { defineRoute, registerAccess } from "./route.ts";
 
 type ParamsOf<R extends RouteConfig> = R["request"] extends { params: infer P extends z.ZodType }
@@ -52,10 +52,7 @@ export function mountCustomMethod<R extends RouteConfig>(
     const value = raw[custom.last] ?? "";
     raw[custom.last] = value.endsWith(suffix) ? value.slice(0, -suffix.length) : value;
     const parsed = schema ? schema.safeParse(raw) : { success: true as const, data: raw };
-    if (!parsed.success) {
-      const errors = zodFieldErrors(parsed.error);
-      throw new ApiError(422, errors.map((e) => `${e.path}: ${e.message}`).join("; "), errors);
-    }
+    if (!parsed.success) throw validationFailed(parsed.error);
     return handler(c, parsed.data as ParamsOf<R>);
   });
 }

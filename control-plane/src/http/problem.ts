@@ -37,6 +37,12 @@ export function zodFieldErrors(error: z.ZodError, prefix?: string): FieldError[]
   });
 }
 
+/** The 422 of a request that failed validation: each field's problem listed, and all of them in one line. */
+export function validationFailed(error: z.ZodError): ApiError {
+  const errors = zodFieldErrors(error);
+  return new ApiError(422, errors.map((e) => `${e.path}: ${e.message}`).join("; "), errors);
+}
+
 /**
  * Zod issues as one line, `path: message; ...` (at most `limit` of them), `whole` standing for an
  * empty path: for messages about a value an agent or a caller sent that is not a request body.

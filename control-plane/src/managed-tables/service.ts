@@ -36,7 +36,7 @@ import type { PolicyBody } from "../policies/schemas.ts";
 import { factsOf } from "../policies/service.ts";
 import { policyView } from "../policies/view.ts";
 import type { SavingsService } from "../savings/service.ts";
-import { catalogStopOf, syncedTableOf } from "./joins.ts";
+import { catalogStopOf, connectionOf, effectivePolicyOf, lakeTableOf, syncedTableOf } from "./joins.ts";
 
 export const MANAGED_STATES = ["active", "waiting", "paused", "disabled"] as const;
 
@@ -157,9 +157,9 @@ export class ManagedTableService {
           .from(managedTables)
           .leftJoin(policyCatalogs, catalogStopOf)
           .leftJoin(catalogTables, syncedTableOf)
-          .leftJoin(catalogConnections, eq(catalogConnections.id, managedTables.connectionId))
-          .leftJoin(policies, eq(policies.id, managedTables.policyId))
-          .leftJoin(lakeTables, eq(lakeTables.id, managedTables.lakeTableId))
+          .leftJoin(catalogConnections, connectionOf)
+          .leftJoin(policies, effectivePolicyOf)
+          .leftJoin(lakeTables, lakeTableOf)
           .where(
             and(
               eq(managedTables.connectionId, parsed.ref.connectionId),
@@ -229,24 +229,11 @@ export function stateOf(row: ManagedTable, pausedAll: boolean, pausedAt: Date | 
   return "active" as const;
 }
 
-/** Catalog ids by connection and catalog: a page's rows share a few, and encoding one costs. */
-const catalogIds = new Map<string, string>();
-function catalogIdOf(connectionId: string, catalog: string): string {
-  const key = `${connectionId}:${catalog}`;
-  let id = catalogIds.get(key);
-  if (id === undefined) {
-    if (catalogIds.size > 10_000) catalogIds.clear();
-    id = catalogId({ connectionId, catalog });
-    catalogIds.set(key, id);
-  }
-  return id;
-}
-
 export function managedView(row: ManagedTable, pausedAll: boolean, pausedAt: Date | null) {
   const ref = { connectionId: row.connectionId, catalog: row.catalog };
   return {
-    table_id: tableId(ref, row.fullName, catalogIdOf(row.connectionId, row.catalog)),
-    catalog_id: catalogIdOf(row.connectionId, row.catalog),
+    table_id: tableId(ref, row.fullName),
+    catalog_id: catalogId(ref),
     full_name: row.fullName,
     namespace: row.schema,
     name: row.name,

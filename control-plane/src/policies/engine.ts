@@ -45,7 +45,7 @@ import { preparedSelect } from "../db/statement-cache.ts";
 import { ApiError } from "../http/problem.ts";
 import { insertManyStatement, type NewJob } from "../jobs/enqueue.ts";
 import type { JobService } from "../jobs/service.ts";
-import { catalogStopOf, syncedTableOf } from "../managed-tables/joins.ts";
+import { catalogStopOf, connectionOf, lakeTableOf, syncedTableOf } from "../managed-tables/joins.ts";
 import type { PendingDeletionService } from "../pending-deletions/service.ts";
 import { CATALOG_HOLD } from "../scheduler/fire.ts";
 import type { TableService } from "../tables/service.ts";
@@ -181,7 +181,7 @@ export class PolicyEngine {
         table: JOB_TABLE_COLUMNS,
       })
       .from(managedTables)
-      .innerJoin(lakeTables, eq(lakeTables.id, managedTables.lakeTableId))
+      .innerJoin(lakeTables, lakeTableOf)
       .where(
         and(
           isNotNull(managedTables.lakeTableId),
@@ -401,8 +401,8 @@ function dueQuery(db: Db) {
       })
       .from(managedTables)
       .leftJoin(catalogTables, syncedTableOf)
-      .leftJoin(catalogConnections, eq(catalogConnections.id, managedTables.connectionId))
-      .leftJoin(lakeTables, eq(lakeTables.id, managedTables.lakeTableId))
+      .leftJoin(catalogConnections, connectionOf)
+      .leftJoin(lakeTables, lakeTableOf)
       .leftJoin(policyCatalogs, catalogStopOf)
       .where(and(isNotNull(managedTables.nextRunAt), lte(managedTables.nextRunAt, sql.placeholder("now"))))
       .orderBy(asc(managedTables.nextRunAt))

@@ -26,7 +26,7 @@ import {
   policies,
 } from "../db/schema.ts";
 import type { JobService } from "../jobs/service.ts";
-import { syncedTableOf } from "../managed-tables/joins.ts";
+import { connectionOf, effectivePolicyOf, lakeTableOf, syncedTableOf } from "../managed-tables/joins.ts";
 import type { PendingDeletionService } from "../pending-deletions/service.ts";
 import { CATALOG_HOLD } from "../scheduler/fire.ts";
 import { DESTRUCTIVE_ACTIONS } from "./actions.ts";
@@ -174,9 +174,9 @@ export class PolicyPreview {
       })
       .from(managedTables)
       .leftJoin(catalogTables, syncedTableOf)
-      .leftJoin(catalogConnections, eq(catalogConnections.id, managedTables.connectionId))
-      .leftJoin(lakeTables, eq(lakeTables.id, managedTables.lakeTableId))
-      .leftJoin(policies, eq(policies.id, managedTables.policyId))
+      .leftJoin(catalogConnections, connectionOf)
+      .leftJoin(lakeTables, lakeTableOf)
+      .leftJoin(policies, effectivePolicyOf)
       .where(
         and(
           eq(managedTables.connectionId, policy.connectionId),
