@@ -2,7 +2,7 @@
 // WebSocket: a synced Unity table's first action onboards it and waits; the Cron tick releases it
 // once onboarding succeeded, the agent runs it, and the action and the table's runs show it ended.
 import { describe, expect, it } from "vitest";
-import { answeringAgent, type Json, json, until, worker } from "./support/client.ts";
+import { answeringAgent, type Json, json, syncedWorkspace, until, worker } from "./support/client.ts";
 
 const EVENTS = {
   full_name: "main.sales.events",
@@ -57,26 +57,10 @@ describe("table actions in workerd", () => {
       },
       answer,
     );
-    const connection = await json(
-      "/api/v1/catalog-connections",
-      {
-        method: "POST",
-        body: {
-          name: "workerd-actions",
-          type: "workspace",
-          workspace_url: "https://uc-actions.workerd.test",
-          token: "t",
-        },
-      },
-      201,
+    const { catalogId: catalog } = await syncedWorkspace(
+      "workerd-actions",
+      "https://uc-actions.workerd.test",
     );
-    await json(`/api/v1/catalog-connections/${connection.id}/sync`, { method: "POST" }, 202);
-    await until(
-      () => json(`/api/v1/catalog-connections/${connection.id}`),
-      (c) => c.sync_status === "completed",
-    );
-    const catalogs = await json("/api/v1/catalogs?page_size=100");
-    const catalog = catalogs.items.find((c: Json) => c.connection_id === connection.id).catalog_id;
     const [table] = (await json(`/api/v1/catalogs/${catalog}/tables`)).items;
     const base = `/api/v1/catalogs/${catalog}/tables/${encodeURIComponent(table.table_id)}`;
 
