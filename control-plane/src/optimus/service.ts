@@ -258,6 +258,7 @@ function payload(submission: OptimusSubmission, window: Window): QueryLogAnalysi
     query_logs_uri: submission.queryLogsUri,
     window_start: window.start,
     window_end: window.end,
+    tables: [],
   };
 }
 
