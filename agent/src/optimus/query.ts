@@ -8,6 +8,7 @@
  * the filters reference. Times are UTC.
  */
 import type { OptimusEngine } from "@lakesmith/shared/optimus";
+import type { ObjectStore } from "../store/index.ts";
 import type { Predicate } from "./spark/filters.ts";
 
 export interface LoggedScan {
@@ -40,3 +41,19 @@ export interface LoggedQuery {
 export function isOwnQuery(query: Pick<LoggedQuery, "client">): boolean {
   return query.client?.toLowerCase().startsWith("lakesmith") ?? false;
 }
+
+/** What a reader counts while it reads. */
+export interface ReadStats {
+  /** Log files (or rolling folders) read. */
+  logs: number;
+  lines: number;
+  /** Lines or records that were not a readable event or statement: counted and skipped. */
+  malformedLines: number;
+}
+
+/** A log reader: the queries of every log under `prefix` of `store`, streamed. */
+export type QueryLogReader = (
+  store: ObjectStore,
+  prefix: string,
+  stats: ReadStats,
+) => AsyncIterable<LoggedQuery>;
