@@ -7,5 +7,6 @@
 export { codecOf, decompress, type SparkCodec } from "./codec.ts";
 export { type SparkLog, sparkLogs } from "./files.ts";
 export { columnsOf, type Predicate, type PredicateKind, predicatesOf, splitList } from "./filters.ts";
+export { readSparkQueries, sparkLoggedQuery } from "./logged.ts";
 export { type SparkScan, scansOf } from "./plan.ts";
 export { readSparkExecutions, type SparkExecution, type SparkReadStats } from "./reader.ts";
