@@ -7,8 +7,10 @@
  */
 
 import { CATALOG_TYPES } from "@lakesmith/shared/catalogs";
+import type { Layout } from "@lakesmith/shared/jobs";
 import type { ExpiredFile, SupersededRef, VacuumMode } from "@lakesmith/shared/maintenance";
 import type { OpportunityScanResult } from "@lakesmith/shared/opportunities";
+import type { OptimusFilterSet, OptimusVolume } from "@lakesmith/shared/optimus";
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
@@ -1196,3 +1198,113 @@ export const optimusRuns = sqliteTable(
   ],
 );
 export type OptimusRun = typeof optimusRuns.$inferSelect;
+
+/**
+ * One table's workload of one run (a `query_log_analysis` part, `optimus/kind.ts`): the filter sets
+ * its scans fell into over the run's window. Written once per run and table, whatever parts are
+ * re-sent; the run's `layout_scoring` job of the table replays it.
+ */
+export const optimusWorkloads = sqliteTable(
+  "optimus_workloads",
+  {
+    /** The `query_log_analysis` job. */
+    runId: text("run_id").notNull(),
+    tableId: text("table_id").notNull(),
+    submissionId: text("submission_id").notNull(),
+    tableFqn: text("table_fqn").notNull(),
+    queries: integer("queries").notNull(),
+    bytesScanned: real("bytes_scanned").notNull(),
+    filterSets: text("filter_sets", { mode: "json" }).notNull().$type<OptimusFilterSet[]>(),
+    other: text("other", { mode: "json" }).notNull().$type<OptimusVolume>(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.runId, t.tableId] }),
+    index("optimus_workloads_submission_idx").on(t.submissionId),
+  ],
+);
+export type OptimusWorkload = typeof optimusWorkloads.$inferSelect;
+
+export const OPTIMUS_RECOMMENDATION_STATUSES = ["open", "applied", "dismissed", "reverted"] as const;
+export type OptimusRecommendationStatus = (typeof OPTIMUS_RECOMMENDATION_STATUSES)[number];
+
+/** Why a recommendation says what it says: the scoring's candidates and the workload it replayed. */
+export type OptimusEvidence = {
+  candidates: { layout: Layout | null; skip_fraction: number }[];
+  sample_rows: number;
+  pseudo_files: number;
+  method: string;
+  table_version: number;
+  /** The workload's top filter sets (at most 20), with predicates, volume and examples. */
+  filter_sets: OptimusFilterSet[];
+};
+
+/** What an apply replaced, for a revert: whether it created the table-level policy, and the action it overwrote. */
+export type OptimusPreviousPolicy = { created: boolean; improve_layout: unknown | null };
+
+/**
+ * A layout a `layout_scoring` job recommended for a table (`optimus/scoring-kind.ts`), and what a
+ * user did with it since (apply, dismiss, revert). One row per scoring job, however often its
+ * finish runs; the API shows those of the submission's latest succeeded run.
+ */
+export const optimusRecommendations = sqliteTable(
+  "optimus_recommendations",
+  {
+    id: text("id").primaryKey(),
+    submissionId: text("submission_id").notNull(),
+    /** The `query_log_analysis` job whose workload was scored. */
+    runId: text("run_id").notNull(),
+    scoringJobId: text("scoring_job_id").notNull(),
+    tableId: text("table_id").notNull(),
+    tableFqn: text("table_fqn").notNull(),
+    layout: text("layout", { mode: "json" }).notNull().$type<Layout>(),
+    currentLayout: text("current_layout", { mode: "json" }).$type<Layout>(),
+    expectedSkipFraction: real("expected_skip_fraction").notNull(),
+    /** The current layout simulated on the sample. */
+    currentSkipFraction: real("current_skip_fraction").notNull(),
+    /** The current files' statistics replayed; null where they carry none. */
+    measuredSkipFraction: real("measured_skip_fraction"),
+    bytesSavedPerDay: real("bytes_saved_per_day").notNull(),
+    rewriteBytes: real("rewrite_bytes").notNull(),
+    reason: text("reason").notNull(),
+    evidence: text("evidence", { mode: "json" }).notNull().$type<OptimusEvidence>(),
+    status: text("status", { enum: OPTIMUS_RECOMMENDATION_STATUSES }).notNull(),
+    statusChangedAt: integer("status_changed_at", { mode: "timestamp_ms" }),
+    statusChangedBy: text("status_changed_by"),
+    appliedPolicyId: text("applied_policy_id"),
+    previousPolicy: text("previous_policy", { mode: "json" }).$type<OptimusPreviousPolicy>(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    /** A scoring's finish applied twice inserts once. */
+    uniqueIndex("optimus_recommendations_scoring_idx").on(t.scoringJobId),
+    index("optimus_recommendations_run_idx").on(t.submissionId, t.runId),
+    index("optimus_recommendations_table_idx").on(t.tableId),
+  ],
+);
+export type OptimusRecommendation = typeof optimusRecommendations.$inferSelect;
+
+/**
+ * A table's workload and skipping per UTC day, as a submission's scorings measured it: one row per
+ * submission, table and day, the newest measurement of the day replacing older ones.
+ * `predicted_skip_fraction` is the expected skip of the table's newest open-or-applied
+ * recommendation of the submission when the day was measured (null when none).
+ */
+export const optimusTableDays = sqliteTable(
+  "optimus_table_days",
+  {
+    submissionId: text("submission_id").notNull(),
+    tableId: text("table_id").notNull(),
+    /** `YYYY-MM-DD`. */
+    day: text("day").notNull(),
+    tableFqn: text("table_fqn").notNull(),
+    queries: integer("queries").notNull(),
+    bytesScanned: real("bytes_scanned").notNull(),
+    measuredSkipFraction: real("measured_skip_fraction"),
+    predictedSkipFraction: real("predicted_skip_fraction"),
+    runId: text("run_id").notNull(),
+    measuredAt: integer("measured_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.submissionId, t.tableId, t.day] })],
+);
+export type OptimusTableDay = typeof optimusTableDays.$inferSelect;
