@@ -13,6 +13,7 @@ import { catalogHandlers } from "./handlers/catalogs.ts";
 import { conversionHandlers } from "./handlers/conversion.ts";
 import { diagnosticHandlers } from "./handlers/diagnostic.ts";
 import { discoveryHandlers } from "./handlers/discovery.ts";
+import { optimusHandlers } from "./handlers/optimus.ts";
 import { tableHandlers } from "./handlers/tables.ts";
 import { createLogger } from "./log.ts";
 import { AgentMetrics, serveMetrics } from "./metrics.ts";
@@ -26,6 +27,7 @@ export function defaultRegistry(config: AgentConfig): HandlerRegistry {
     ...catalogHandlers(config),
     ...discoveryHandlers(config),
     ...conversionHandlers(config),
+    ...optimusHandlers(config),
   ]);
 }
 
