@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compressBlock, compressBound } from "lz4js";
@@ -10,7 +10,6 @@ import {
   type SparkExecution,
   type SparkReadStats,
 } from "../src/optimus/spark/index.ts";
-import { zstdWindow } from "../src/optimus/spark/zstd.ts";
 import { FileStore } from "../src/store/index.ts";
 import { DELTA_FIXTURES } from "./support/fixtures.ts";
 
@@ -126,12 +125,6 @@ describe("Spark event-log codecs", () => {
       ["a.zstd", "a.zst", "a.lz4", "a.snappy", "a.lz4.inprogress", "app-1", "a.inprogress"].map(codecOf),
     ).toEqual(["zstd", "zstd", "lz4", "snappy", "lz4", "none", "none"]);
   });
-
-  it("reads the zstd window from the frame header: 8 MiB for q72, 128 MiB for q88", async () => {
-    const head = async (name: string) => (await readFile(join(SPARK, name))).subarray(0, 6);
-    expect(zstdWindow(await head("nds_q72_dataproc_2_2.zstd"))).toBe(8 * 1024 * 1024);
-    expect(zstdWindow(await head("nds_q88_photon_db_13_3.zstd"))).toBe(128 * 1024 * 1024);
-  });
 });
 
 describe("Spark event-log reader on a generated rolling folder", () => {
@@ -222,5 +215,38 @@ describe("Spark event-log reader on a generated rolling folder", () => {
       ]),
     );
     expect(s.predicates).toHaveLength(3);
+  });
+
+  it("adds task ends' updates of the watched accumulator only: numbers, quoted numbers, unnamed ones", async () => {
+    const taskEnd = (accumulables: object[]) => ({
+      Event: "SparkListenerTaskEnd",
+      "Stage ID": 1,
+      "Task Info": { "Task ID": 1, Accumulables: accumulables },
+      "Task Metrics": { "Executor Run Time": 9 },
+    });
+    const events = [
+      part1[1] as object,
+      taskEnd([
+        { ID: 1, Name: "internal.metrics.executorRunTime", Update: 9, Value: 9 },
+        { ID: 9, Name: "size of files read", Update: 100, Value: 100 },
+        { ID: 99, Name: "other", Update: 5000, Value: 5000 },
+      ]),
+      taskEnd([{ ID: 9, Update: "250", Value: "350" }]),
+      taskEnd([{ ID: 90, Name: "not nine", Update: 7, Value: 7 }]),
+      { Event: `${ui}SparkListenerSQLExecutionEnd`, executionId: 3, time: 3500 },
+    ];
+    await mkdir(join(root, "tasks"), { recursive: true });
+    await writeFile(join(root, "tasks/app-2"), lines(events));
+    const { executions } = await read(root, "tasks/");
+    expect(executions.map((e) => e.bytesRead)).toEqual([350]);
+  });
+});
+
+describe("Spark event-log reader, logs read at once", () => {
+  it("reads two zstd logs concurrently exactly as one at a time (each stream has its own decoder)", async () => {
+    const sequential = [(await read(SPARK, "nds_q72")).executions, (await read(SPARK, "nds_q88")).executions];
+    const concurrent = await Promise.all([read(SPARK, "nds_q72"), read(SPARK, "nds_q88")]);
+    expect(concurrent.map((r) => r.stats.malformedLines)).toEqual([0, 0]);
+    expect(concurrent.map((r) => r.executions)).toEqual(sequential);
   });
 });

@@ -15,7 +15,7 @@
 import type { ObjectStore } from "../../store/index.ts";
 import { codecOf, decompress } from "./codec.ts";
 import { sparkLogs } from "./files.ts";
-import { linesOf } from "./lines.ts";
+import { byteLinesOf } from "./lines.ts";
 import { type SparkPlanInfo, type SparkScan, scansOf } from "./plan.ts";
 
 export interface SparkExecution {
@@ -46,8 +46,53 @@ const WANTED = [
   `${SQL}SparkListenerSQLAdaptiveExecutionUpdate`,
   `${SQL}SparkListenerSQLExecutionEnd`,
   `${SQL}SparkListenerDriverAccumUpdates`,
-  "SparkListenerTaskEnd",
-].map((name) => `{"Event":"${name}"`);
+].map((name) => Buffer.from(`{"Event":"${name}"`));
+
+const TASK_END = Buffer.from('{"Event":"SparkListenerTaskEnd"');
+const EVENT = Buffer.from('{"Event":"');
+const ID = Buffer.from('{"ID":');
+const UPDATE = Buffer.from('"Update":');
+
+/** Whether `line` starts with `prefix`. */
+const startsWith = (line: Buffer, prefix: Buffer) =>
+  line.byteLength >= prefix.byteLength &&
+  line.compare(prefix, 0, prefix.byteLength, 0, prefix.byteLength) === 0;
+
+/**
+ * Adds a task end's updates of the accumulators open executions watch. Task ends are most of a
+ * log's bytes and hold nothing else the reader wants, so they are never decoded or parsed: their
+ * accumulables, as Spark writes them (`{"ID":12,"Name":"…","Update":345,…}`; the name may be
+ * absent, the update a number or a quoted number), are found in the bytes, and only a watched one's
+ * update is read.
+ */
+function addTaskUpdates(line: Buffer, byAccumulator: Map<number, Open>): void {
+  if (byAccumulator.size === 0) return;
+  for (let at = line.indexOf(ID); at !== -1; ) {
+    let i = at + ID.byteLength;
+    let id = 0;
+    for (let c = line[i] ?? 0; c >= 48 && c <= 57; c = line[++i] ?? 0) id = id * 10 + c - 48;
+    const next = line.indexOf(ID, i);
+    const open = byAccumulator.get(id);
+    if (open) {
+      const update = line.indexOf(UPDATE, i);
+      if (update !== -1 && (next === -1 || update < next))
+        addBytes(open, numberAt(line, update + UPDATE.byteLength));
+    }
+    at = next;
+  }
+}
+
+/** The number written at `start` (quoted or not), as text. */
+function numberAt(line: Buffer, start: number): string {
+  const from = line[start] === 34 ? start + 1 : start;
+  let end = from;
+  for (
+    let c = line[end] ?? 0;
+    c !== 44 && c !== 125 && c !== 34 && end < line.byteLength;
+    c = line[++end] ?? 0
+  );
+  return line.toString("latin1", from, end);
+}
 
 interface Open {
   execution: SparkExecution;
@@ -69,15 +114,18 @@ export async function* readSparkExecutions(
     const byAccumulator = new Map<number, Open>();
     for (const part of log.parts) {
       const bytes = decompress(await store.read(part.key), codecOf(part.key));
-      for await (const line of linesOf(bytes)) {
+      for await (const line of byteLinesOf(bytes)) {
         stats.lines++;
-        if (line.trim() === "") continue;
-        if (!line.startsWith('{"Event":"')) {
-          stats.malformedLines++;
+        if (!startsWith(line, EVENT)) {
+          if (line.toString("latin1").trim() !== "") stats.malformedLines++;
           continue;
         }
-        if (!WANTED.some((w) => line.startsWith(w))) continue;
-        const done = handle(line, log.key, open, byAccumulator);
+        if (startsWith(line, TASK_END)) {
+          addTaskUpdates(line, byAccumulator);
+          continue;
+        }
+        if (!WANTED.some((w) => startsWith(line, w))) continue;
+        const done = handle(line.toString("utf8"), log.key, open, byAccumulator);
         if (done === "malformed") stats.malformedLines++;
         else if (done) {
           stats.executions++;
@@ -107,12 +155,6 @@ function handle(
   }
   const name = String(event.Event);
   const id = event.executionId;
-  if (name === "SparkListenerTaskEnd") {
-    const accumulables = (event["Task Info"] as { Accumulables?: { ID: number; Update?: unknown }[] })
-      ?.Accumulables;
-    for (const a of accumulables ?? []) addBytes(byAccumulator.get(a.ID), a.Update);
-    return undefined;
-  }
   if (typeof id !== "number") return "malformed";
   if (name.endsWith("DriverAccumUpdates")) {
     const updates = event.accumUpdates;

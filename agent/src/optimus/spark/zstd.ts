@@ -1,77 +1,110 @@
 /**
- * Streaming zstd for event logs. Two decoders: fzstd (pure JS, fast) for frames whose window is at
- * most 32 MiB, and libzstd compiled to WebAssembly (@hpcc-js/wasm-zstd) for larger windows
- * (Databricks writes 128 MiB ones): fzstd reads a match offset with one 32-bit load shifted by up to
- * 7 bits, so offsets of 26 bits or more come out wrong, silently. The decoder is chosen from the
- * first frame's header; a single-segment frame (no window descriptor) also goes to libzstd.
+ * Streaming zstd for event logs, by libzstd compiled to WebAssembly (@hpcc-js/wasm-zstd): every
+ * window size Spark and Databricks write (Databricks: 128 MiB) decodes exactly.
  *
- * Memory: the frame's window plus one output buffer, whatever the file's size. libzstd is fed
- * 1 KiB at a time into a 16 MiB output buffer; a piece that fills it (only a crafted file can: JSON
- * never compresses 16,000 to 1) is refused with an error instead of losing bytes.
+ * The package's public streaming call has two faults for this use: it hands its output back through
+ * a JavaScript array, one element per byte (about 13 MB/s: a 136 MiB log took 10 s), and every
+ * caller shares one decompression context (`Zstd.load` is a singleton), so two logs read at once
+ * would garble each other. So each stream gets its own native context (`new _zstdClass()`), fed
+ * from buffers kept in the module's heap, and each output is copied once into the stream's own
+ * buffer and handed out as a view of it (about 700 MB/s on the same log). Those are the package's internals, pinned by the
+ * lockfile: `streamingDecoder` checks they are there and otherwise falls back to the public call,
+ * one stream at a time, so an upgrade can't break a read.
+ *
+ * Memory: the frame's window plus two 16 MiB output buffers, whatever the file's size. Input goes in
+ * 16 KiB at a time; a piece whose output fills the buffer (only a crafted file can: JSON never
+ * compresses 1,000 to 1) is refused with an error instead of losing bytes.
  */
 import { Zstd } from "@hpcc-js/wasm-zstd";
-import { Decompress } from "fzstd";
 
-const FZSTD_MAX_WINDOW = 32 * 1024 * 1024;
-const PIECE = 1024;
+const PIECE = 16 * 1024;
 const OUT = 16 * 1024 * 1024;
 
-/** The window a zstd frame header declares, or `undefined` for a single-segment frame. */
-export function zstdWindow(header: Uint8Array): number | undefined {
-  if (header.byteLength < 6) return undefined;
-  const single = (header[4] ?? 0) & 0x20;
-  if (single) return undefined;
-  const descriptor = header[5] ?? 0;
-  const base = 2 ** (10 + (descriptor >> 3));
-  return base + (base / 8) * (descriptor & 7);
+/** One zstd stream's decoder: feed compressed pieces, get their output. */
+interface Decoder {
+  decode(piece: Uint8Array): Uint8Array;
+  close(): void;
 }
 
-/** The decompressed bytes of a zstd stream. */
-export async function* zstd(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
-  const iterator = source[Symbol.asyncIterator]();
-  const first: Uint8Array[] = [];
-  let seen = 0;
-  while (seen < 6) {
-    const next = await iterator.next();
-    if (next.done) break;
-    first.push(next.value);
-    seen += next.value.byteLength;
-  }
-  const head = Buffer.concat(first);
-  async function* rest(): AsyncIterable<Uint8Array> {
-    if (head.byteLength > 0) yield head;
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
-  }
-  const window = zstdWindow(head);
-  yield* window !== undefined && window <= FZSTD_MAX_WINDOW ? withFzstd(rest()) : withLibzstd(rest());
+interface HeapBlock {
+  ptr: number;
+  size: number;
 }
 
-async function* withFzstd(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
-  let out: Uint8Array[] = [];
-  // fzstd hands out views of its window, which the next push overwrites: keep copies.
-  const stream = new Decompress((chunk) => {
-    out.push(chunk.slice());
-  });
-  for await (const chunk of source) {
-    stream.push(chunk);
-    if (out.length > 0) {
-      yield* out;
-      out = [];
-    }
-  }
-  stream.push(new Uint8Array(0), true);
-  yield* out;
+/** A native zstd context (an embind object: `delete` frees it). */
+interface NativeZstd {
+  reset(): void;
+  decompressChunk(outPtr: number, outSize: number, inPtr: number, inSize: number): number;
+  delete(): void;
 }
 
-async function* withLibzstd(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+/** The internals `streamingDecoder` uses, as far as it relies on them. */
+interface Internals {
+  _mainModule?: {
+    malloc(size: number): HeapBlock;
+    free(block: HeapBlock): void;
+    _module?: { HEAPU8?: Uint8Array };
+  };
+  _zstdClass?: new () => Partial<NativeZstd>;
+}
+
+/** The fallback's one shared context is used by one stream at a time. */
+let sharedContext: Promise<void> = Promise.resolve();
+
+async function streamingDecoder(): Promise<Decoder> {
   const zstd = await Zstd.load();
-  zstd.reset();
-  for await (const chunk of source) {
-    for (let i = 0; i < chunk.byteLength; i += PIECE) {
-      const out = zstd.decompressChunk(chunk.subarray(i, i + PIECE), OUT);
-      if (out.byteLength >= OUT)
-        throw new Error(`zstd event log: ${PIECE} compressed bytes decompress past ${OUT} bytes; not read`);
-      if (out.byteLength > 0) yield out;
+  const { _mainModule: main, _zstdClass: NativeClass } = zstd as unknown as Internals;
+  const module = main?._module;
+  if (!main || !module?.HEAPU8 || typeof NativeClass !== "function") {
+    const previous = sharedContext;
+    let release = () => {};
+    sharedContext = new Promise((resolve) => {
+      release = resolve;
+    });
+    await previous;
+    zstd.reset();
+    return { decode: (piece) => zstd.decompressChunk(piece, OUT), close: release };
+  }
+  const native = new NativeClass() as NativeZstd;
+  native.reset();
+  const out = main.malloc(OUT);
+  const input = main.malloc(PIECE);
+  const copy = new Uint8Array(OUT);
+  const heap = () => module.HEAPU8 as Uint8Array; // the heap may grow, which replaces the view
+  return {
+    decode(piece) {
+      heap().set(piece, input.ptr);
+      const n = native.decompressChunk(out.ptr, OUT, input.ptr, piece.byteLength);
+      // Copied out of the heap into this stream's own buffer: another stream may grow the heap
+      // (detaching every view of it) while this chunk's lines are still being read.
+      copy.set(heap().subarray(out.ptr, out.ptr + n));
+      return copy.subarray(0, n);
+    },
+    close() {
+      main.free(out);
+      main.free(input);
+      native.delete();
+    },
+  };
+}
+
+/**
+ * The decompressed bytes of a zstd stream. Each chunk is a view of the decoder's output buffer,
+ * valid until the next chunk is asked for: a consumer keeps what it needs by copying it (the line
+ * splitter copies only a line's unfinished tail).
+ */
+export async function* zstd(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  const decoder = await streamingDecoder();
+  try {
+    for await (const chunk of source) {
+      for (let i = 0; i < chunk.byteLength; i += PIECE) {
+        const out = decoder.decode(chunk.subarray(i, i + PIECE));
+        if (out.byteLength >= OUT)
+          throw new Error(`zstd event log: ${PIECE} compressed bytes decompress past ${OUT} bytes; not read`);
+        if (out.byteLength > 0) yield out;
+      }
     }
+  } finally {
+    decoder.close();
   }
 }
