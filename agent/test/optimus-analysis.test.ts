@@ -542,6 +542,25 @@ describe("folding a table's scans into filter sets", () => {
     ]);
   });
 
+  it("keeps a part under the protocol's 1 MiB frame, folding what does not fit into other", () => {
+    const w = new TableWorkload(table);
+    for (let i = 0; i < 500; i++) {
+      const values = Array.from(
+        { length: 200 },
+        (_, v) => `customer-${String(i * 1000 + v).padStart(9, "0")}`,
+      );
+      w.add({ day: "2025-07-01", example: `q${i}` }, [
+        share([predicate("customer", "in", values)], 1_000 - i),
+      ]);
+    }
+    const part = w.part();
+    expect(Buffer.byteLength(JSON.stringify(part))).toBeLessThan(1024 * 1024);
+    expect(part.filter_sets.length).toBeGreaterThan(100);
+    expect(part.filter_sets.length).toBeLessThan(500);
+    expect(part.filter_sets.at(-1)?.bytes_scanned).toBe(1_000 - part.filter_sets.length + 1);
+    expect(part.other.queries).toBe(500 - part.filter_sets.length);
+  });
+
   it("holds a bounded number of open sets, folding the smaller half into other without losing volume", () => {
     const w = new TableWorkload(table, { maxOpen: 10 });
     w.add({ example: "big" }, [share([predicate("a", "=", ["big"])], 1_000_000)]);

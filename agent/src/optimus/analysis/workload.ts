@@ -11,7 +11,9 @@
  *   afresh, its earlier volume staying in `other`. So `other` is exact in total, and a kept set may
  *   undercount only if it was once among the smallest half.
  * - The part keeps the largest `OPTIMUS_MAX_FILTER_SETS` (500) sets by bytes scanned (ties: more
- *   queries, then the canonical key), the rest are added to `other`.
+ *   queries, then the canonical key) that fit in `PART_BUDGET_BYTES` of JSON (a part's protocol
+ *   frame stays under 1 MiB; long windows and long `IN` lists reach it first); the rest are added
+ *   to `other`.
  */
 import {
   OPTIMUS_MAX_FILTER_SETS,
@@ -29,6 +31,8 @@ export const DEFAULT_MAX_OPEN_FILTER_SETS = 20_000;
 const MAX_EXAMPLES = 3;
 const MAX_EXAMPLE_CHARS = 300;
 const MAX_COLUMNS = 256;
+/** The JSON a part's filter sets may take: under the protocol's 1 MiB frame, with room for the envelope. */
+export const PART_BUDGET_BYTES = 960 * 1024;
 
 /** One query's scans of the table, each with its share of the query's bytes. */
 export interface ScanShare {
@@ -88,18 +92,24 @@ export class TableWorkload {
 
   /** The table's workload part: the largest filter sets, the rest in `other`. */
   part(): OptimusWorkloadPart {
-    const sorted = [...this.open.entries()].sort(largestFirst).map(([, set]) => set);
     const other = { ...this.other };
-    for (const set of sorted.slice(this.maxKept)) addVolume(other, set.queries, set.bytes_scanned);
+    const kept: OptimusFilterSet[] = [];
+    let budget = PART_BUDGET_BYTES;
+    for (const [, open] of [...this.open.entries()].sort(largestFirst)) {
+      const set = { ...open, columns: [...open.columns].sort().slice(0, MAX_COLUMNS) };
+      const size =
+        kept.length < this.maxKept ? Buffer.byteLength(JSON.stringify(set)) + 1 : Number.POSITIVE_INFINITY;
+      if (size <= budget) {
+        kept.push(set);
+        budget -= size;
+      } else addVolume(other, set.queries, set.bytes_scanned);
+    }
     return {
       type: "table_workload",
       table_fqn: this.table.table_fqn,
       table_id: this.table.table_id,
       ...this.volume,
-      filter_sets: sorted.slice(0, this.maxKept).map((set) => ({
-        ...set,
-        columns: [...set.columns].sort().slice(0, MAX_COLUMNS),
-      })),
+      filter_sets: kept,
       other,
     };
   }
