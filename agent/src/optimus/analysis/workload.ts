@@ -7,9 +7,9 @@
  *   the table fall in; its bytes are the sum of those scans' shares (`run.ts` splits a query's bytes).
  *   A query without a start time is in the totals but in no day.
  * - Memory: at most `maxOpen` distinct sets are held (20,000 by default). Past that, the smaller
- *   half by bytes scanned (then queries, `bounded.ts`) is folded into `other`; a set seen again later starts
- *   afresh, its earlier volume staying in `other`. So `other` is exact in total, and a kept set may
- *   undercount only if it was once among the smallest half.
+ *   half by bytes scanned (then queries; `bounded.ts`) is folded into `other`; a set seen again
+ *   later starts afresh, its earlier volume staying in `other`. So `other` is exact in total, and a
+ *   kept set may undercount only if it was once among the smaller half.
  * - The part keeps the largest `OPTIMUS_MAX_FILTER_SETS` (500) sets by bytes scanned (ties: more
  *   queries, then the canonical key) that fit in `PART_BUDGET_BYTES` of JSON (a part's protocol
  *   frame stays under 1 MiB; long windows and long `IN` lists reach it first); the rest are added
