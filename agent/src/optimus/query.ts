@@ -18,6 +18,8 @@ export interface LoggedScan {
   locations: string[];
   filterColumns: string[];
   predicates: Predicate[];
+  /** Bytes this scan read, where the log says per table (Trino's input metadata). */
+  bytesScanned?: number;
 }
 
 export interface LoggedQuery {
