@@ -8,6 +8,7 @@ import { discoveryKind } from "./object-maintenance/discovery/kind.ts";
 import { onboardingKind } from "./onboarding/kind.ts";
 import { opportunityScanKind } from "./opportunities/kind.ts";
 import { queryLogAnalysisKind } from "./optimus/kind.ts";
+import { layoutScoringKind } from "./optimus/scoring-kind.ts";
 import { partitionExpirationKind } from "./partition-expiration/kind.ts";
 import { hardDeleteKind, recoverKind } from "./pending-deletions/kinds.ts";
 import { vacuumKind } from "./vacuum/kind.ts";
@@ -28,6 +29,7 @@ export const PLATFORM_JOB_KINDS: readonly JobKind<unknown>[] = [
   prefixHardDeleteKind,
   opportunityScanKind,
   queryLogAnalysisKind,
+  layoutScoringKind,
   noopKind,
   sleepKind,
 ];

@@ -8,12 +8,14 @@
  *   effective status (`status.ts`) is `failed`.
  * - The schedule (`scheduled.ts`) queues one run per submission and UTC day (dedupe key
  *   `optimus:<id>:<day>` and a unique slot index); such a run waits behind an active one.
+ * - A run's payload names the tables its scans are mapped to (`table-refs.ts`), as they are when queued.
  * - Delete cancels the active run's job, then deletes the submission and everything keyed by it
  *   (`cascade.ts`) in one batch.
  */
 import { type Clock, newId } from "@lakesmith/shared";
 import {
   lookbackWindow,
+  type OptimusTableRef,
   QUERY_LOG_ANALYSIS_KIND,
   type QueryLogAnalysisPayload,
 } from "@lakesmith/shared/optimus";
@@ -38,6 +40,7 @@ import { ACTIVE_STATUSES } from "../jobs/state.ts";
 import { cascadeDeletes } from "./cascade.ts";
 import type { SubmissionCreate, SubmissionUpdate } from "./schemas.ts";
 import { effectiveStatus, type SubmissionStatus } from "./status.ts";
+import { optimusTableRefs } from "./table-refs.ts";
 
 /** Runs shown in a submission's detail, newest first. */
 export const DETAIL_RUNS = 20;
@@ -185,7 +188,7 @@ export class OptimusService {
       this.jobs.insertStatement(
         {
           kind: QUERY_LOG_ANALYSIS_KIND,
-          payload: payload(submission, window),
+          payload: payload(submission, window, await optimusTableRefs(this.db)),
           trigger: "schedule",
           dedupeKey: `optimus:${submission.id}:${day}`,
         },
@@ -207,7 +210,7 @@ export class OptimusService {
     const queued = await this.jobs.enqueueExclusive(
       {
         kind: QUERY_LOG_ANALYSIS_KIND,
-        payload: payload(submission, window),
+        payload: payload(submission, window, await optimusTableRefs(this.db)),
         trigger: "manual",
         createdBy: actor,
       },
@@ -251,14 +254,19 @@ export class OptimusService {
 
 type Window = ReturnType<typeof lookbackWindow>;
 
-function payload(submission: OptimusSubmission, window: Window): QueryLogAnalysisPayload {
+/** A run's payload: the submission's logs and window, and the tables scans are mapped to (`table-refs.ts`). */
+function payload(
+  submission: OptimusSubmission,
+  window: Window,
+  tables: OptimusTableRef[],
+): QueryLogAnalysisPayload {
   return {
     submission_id: submission.id,
     engine: submission.engine,
     query_logs_uri: submission.queryLogsUri,
     window_start: window.start,
     window_end: window.end,
-    tables: [],
+    tables,
   };
 }
 

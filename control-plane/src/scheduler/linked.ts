@@ -1,6 +1,7 @@
 /**
  * The scheduler's step for catalog-managed tables (`tables.catalog_connection_id`): their
- * scheduled jobs are inserted by `fire.ts` like every other, but held (`not_before` =
+ * scheduled jobs are inserted by `fire.ts` like every other (and the scoring jobs of a succeeded
+ * Optimus run by `optimus/scoring-queue.ts`), but held (`not_before` =
  * `CATALOG_HOLD`), since their payload's `catalog` carries decrypted credentials that SQL cannot
  * make. This step, run after the tick's chunks, gives each held job its reference
  * (`CatalogTableRefs.of`, the one place it is built), the endpoints its kind then derives, and
@@ -13,6 +14,7 @@
  * - A job whose table is gone, or whose catalog table is (409 from `of`), is cancelled.
  */
 import { SCHEDULED_JOB_KINDS } from "@lakesmith/shared/jobs";
+import { LAYOUT_SCORING_KIND } from "@lakesmith/shared/optimus";
 import { and, eq, inArray } from "drizzle-orm";
 import { cancelQuietly } from "../catalog-connections/service.ts";
 import type { CatalogTableRefs } from "../catalog-connections/table-ref.ts";
@@ -43,7 +45,7 @@ export class LinkedJobRelease {
   async tick(now: Date): Promise<LinkedTick> {
     const held = and(
       eq(jobs.status, "queued"),
-      inArray(jobs.kind, [...SCHEDULED_JOB_KINDS, "optimize"]),
+      inArray(jobs.kind, [...SCHEDULED_JOB_KINDS, "optimize", LAYOUT_SCORING_KIND]),
       inArray(jobs.priority, [...PRIORITIES]),
       eq(jobs.notBefore, CATALOG_HOLD),
     );
