@@ -1,6 +1,8 @@
 /**
- * Optimus submission routes (document 1, "Optimus"): `/api/v1/optimus/runs` create, list, get,
- * update, delete, sync-now and retry. The spec's `{submission_id}` and `{run_id}` under
+ * Optimus routes (document 1, "Optimus"): `/api/v1/optimus/runs` create, list, get, update, delete,
+ * sync-now and retry; the latest run's recommendations and tables, a table's metrics; apply a
+ * recommendation, and the extensions dismiss and revert (`/dismiss`, `/revert`, spelled like
+ * `/apply`, `/sync-now` and `/retry`). The spec's `{submission_id}` and `{run_id}` under
  * `/optimus/runs/` are the same submission id. API keys need `optimus:read` or `optimus:write`;
  * Viewers read, Editors write.
  */
@@ -9,7 +11,18 @@ import { jsonBody, jsonResponse, problemResponse } from "../http/openapi.ts";
 import { pageOf } from "../http/pagination.ts";
 import { defineRoute } from "../http/route.ts";
 import { newRouter } from "../http/router.ts";
+import type { Services } from "../services.ts";
+import { RecommendationActions } from "./apply.ts";
+import { OptimusRecommendations } from "./recommendations.ts";
 import {
+  RECOMMENDATION_PAGE_MAX,
+  RecommendationAppliedSchema,
+  RecommendationApplySchema,
+  RecommendationIdParam,
+  RecommendationListQuery,
+  RecommendationPageSchema,
+  RecommendationRevertedSchema,
+  RecommendationSchema,
   RunQueuedSchema,
   SUBMISSION_PAGE_MAX,
   SubmissionCreateSchema,
@@ -18,9 +31,22 @@ import {
   SubmissionListQuery,
   SubmissionSchema,
   SubmissionUpdateSchema,
+  TableListSchema,
+  TableMetricsParams,
+  TableMetricsQuery,
+  TableMetricsSchema,
 } from "./schemas.ts";
 import type { RunWithJob } from "./service.ts";
-import { runView, submissionDetailView, submissionView } from "./view.ts";
+import {
+  appliedView,
+  recommendationView,
+  revertedView,
+  runView,
+  submissionDetailView,
+  submissionView,
+  tableMetricsView,
+  tableSummaryView,
+} from "./view.ts";
 
 const tags = ["optimus"];
 const BASE = "/api/v1/optimus/runs";
@@ -128,6 +154,107 @@ const retry = defineRoute({
   },
 });
 
+const REC_BASE = "/api/v1/optimus/recommendations";
+const noRecommendation = { 404: problemResponse("No recommendation with this id.") };
+const LATEST =
+  "Of the submission's latest run whose analysis succeeded (none before one: an empty list, `run_id` null).";
+
+const recommendations = defineRoute({
+  method: "get",
+  path: `${BASE}/{submission_id}/recommendations`,
+  tags,
+  summary: "The latest run's recommendations",
+  description: `${LATEST} The largest \`bytes_saved_per_day\` first. Maximum \`limit\` is ${RECOMMENDATION_PAGE_MAX}.`,
+  access: read,
+  request: { params: SubmissionIdParam, query: RecommendationListQuery },
+  responses: { 200: jsonResponse("A page of recommendations.", RecommendationPageSchema), ...noSubmission },
+});
+
+const tables = defineRoute({
+  method: "get",
+  path: `${BASE}/{submission_id}/tables`,
+  tags,
+  summary: "The tables with at least one recommendation in the latest run",
+  description: `${LATEST} By \`table_fqn\`, each with its workload in the run.`,
+  access: read,
+  request: { params: SubmissionIdParam },
+  responses: { 200: jsonResponse("The tables.", TableListSchema), ...noSubmission },
+});
+
+const metrics = defineRoute({
+  method: "get",
+  path: `${BASE}/{submission_id}/tables/{table_fqn}/metrics`,
+  tags,
+  summary: "A table's per-day metrics with applied-recommendation markers",
+  description:
+    "One entry per UTC day of the last `days` days, today included, oldest first; a day no run measured has every figure null. " +
+    "Each measured day: the logged queries and bytes, the skipping measured against the files' statistics, and the prediction in force then. " +
+    "Markers: the table's recommendations applied while the window lasted, with when they were applied and reverted. " +
+    "**404** for a `table_fqn` the submission has no recommendation or measured day of. **422** naming `days` outside 1-365.",
+  access: read,
+  request: { params: TableMetricsParams, query: TableMetricsQuery },
+  responses: {
+    200: jsonResponse("The series.", TableMetricsSchema),
+    404: problemResponse("No such submission, or no data of this table in it."),
+  },
+});
+
+const apply = defineRoute({
+  method: "post",
+  path: `${REC_BASE}/{recommendation_id}/apply`,
+  tags,
+  summary: "Apply a recommendation to the table's own policy",
+  description:
+    "Writes `improve_layout: {layout}` into the table's own table-level policy (keeping that action's schedule); the next rewrite of the table uses the layout. " +
+    "A table that only inherits a catalog or prefix policy gets its own, created with the inherited policy's actions the table can take and its settings (the most specific policy is the whole effective policy), so it keeps running what it ran; the catalog or prefix policy is never changed. " +
+    "**409** unless the recommendation is `open` (naming its status), when the table is not managed (no catalog table, or no policy applies: the answer says how to manage it), or when its own policy is disabled. **422** naming `layout` when the table's format can't take a layout.",
+  access: write,
+  request: { params: RecommendationIdParam, body: jsonBody(RecommendationApplySchema) },
+  responses: {
+    200: jsonResponse("Applied.", RecommendationAppliedSchema),
+    ...noRecommendation,
+    409: problemResponse("Not open, not managed, or the table's own policy is disabled."),
+    422: problemResponse("The table can't take `layout`, or a malformed body."),
+  },
+});
+
+const dismiss = defineRoute({
+  method: "post",
+  path: `${REC_BASE}/{recommendation_id}/dismiss`,
+  tags,
+  summary: "Dismiss a recommendation (extension)",
+  description:
+    "An `open` recommendation becomes `dismissed`; nothing else changes. **409** naming its status otherwise.",
+  access: write,
+  request: { params: RecommendationIdParam },
+  responses: {
+    200: jsonResponse("Dismissed.", RecommendationSchema),
+    ...noRecommendation,
+    409: problemResponse("Not open."),
+  },
+});
+
+const revert = defineRoute({
+  method: "post",
+  path: `${REC_BASE}/{recommendation_id}/revert`,
+  tags,
+  summary: "Revert an applied recommendation (extension)",
+  description:
+    "An `applied` recommendation becomes `reverted`, and the previous layout comes back from the next rewrite: a table policy the apply created and nobody changed since is deleted (the inherited policy applies again); otherwise the previous `improve_layout` is put back, or removed when there was none. " +
+    "When the policy no longer holds the applied layout (deleted or changed since) it is left alone (`policy_change: none`). **409** naming its status unless `applied`.",
+  access: write,
+  request: { params: RecommendationIdParam },
+  responses: {
+    200: jsonResponse("Reverted.", RecommendationRevertedSchema),
+    ...noRecommendation,
+    409: problemResponse("Not applied."),
+  },
+});
+
+const recommendationsOf = (s: Services) => new OptimusRecommendations(s.db, s.clock);
+const actionsOf = (s: Services) =>
+  new RecommendationActions(s.db, s.clock, recommendationsOf(s), s.policies, s.tableActions);
+
 const queued = (submissionId: string, run: RunWithJob) => ({ ...runView(run), submission_id: submissionId });
 
 export const optimusRoutes = newRouter()
@@ -160,4 +287,48 @@ export const optimusRoutes = newRouter()
   .openapi(retry, async (c) => {
     const id = c.req.valid("param").submission_id;
     return c.json(queued(id, await c.var.services.optimus.retry(id, principalId(c.var.principal))), 202);
+  })
+  .openapi(recommendations, async (c) => {
+    const { offset, limit } = c.req.valid("query");
+    const id = c.req.valid("param").submission_id;
+    const page = await recommendationsOf(c.var.services).list(id, offset, limit);
+    const { runId, items, ...rest } = page;
+    return c.json({ ...rest, run_id: runId, items: items.map(recommendationView) }, 200);
+  })
+  .openapi(tables, async (c) => {
+    const id = c.req.valid("param").submission_id;
+    const { runId, items } = await recommendationsOf(c.var.services).tables(id);
+    return c.json({ submission_id: id, run_id: runId, items: items.map(tableSummaryView) }, 200);
+  })
+  .openapi(metrics, async (c) => {
+    const { submission_id, table_fqn } = c.req.valid("param");
+    const series = await recommendationsOf(c.var.services).metrics(
+      submission_id,
+      table_fqn,
+      c.req.valid("query").days,
+    );
+    return c.json(tableMetricsView(submission_id, series), 200);
+  })
+  .openapi(apply, async (c) => {
+    const id = c.req.valid("param").recommendation_id;
+    const applied = await actionsOf(c.var.services).apply(
+      id,
+      c.req.valid("json").run_now,
+      principalId(c.var.principal),
+    );
+    return c.json(appliedView(applied), 200);
+  })
+  .openapi(dismiss, async (c) => {
+    const id = c.req.valid("param").recommendation_id;
+    return c.json(
+      recommendationView(await actionsOf(c.var.services).dismiss(id, principalId(c.var.principal))),
+      200,
+    );
+  })
+  .openapi(revert, async (c) => {
+    const id = c.req.valid("param").recommendation_id;
+    return c.json(
+      revertedView(await actionsOf(c.var.services).revert(id, principalId(c.var.principal))),
+      200,
+    );
   });
