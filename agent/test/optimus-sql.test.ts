@@ -5,27 +5,15 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isOwnQuery, type LoggedQuery, type ReadStats } from "../src/optimus/query.ts";
 import { readSqlQueries } from "../src/optimus/sql/index.ts";
-import { FileStore } from "../src/store/index.ts";
-
-const pred = (column: string, op: string, values: string[], disjunctive = false) => ({
-  column,
-  kind: op === "=" ? "equality" : op === "in" ? "in" : "range",
-  op,
-  values,
-  disjunctive,
-});
-
-function filters(q: LoggedQuery | undefined) {
-  return q?.scans.map((s) => ({ table: s.table, columns: s.filterColumns, predicates: s.predicates }));
-}
+import { filtersOf, pred, readAll } from "./support/logged-queries.ts";
 
 const line = (fields: Record<string, unknown>) => JSON.stringify(fields);
 
 describe("SQL-log reader on generated statement logs", () => {
   let root: string;
-  const stats: ReadStats = { logs: 0, lines: 0, malformedLines: 0 };
-  const queries: LoggedQuery[] = [];
-  const byId = new Map<string, LoggedQuery>();
+  let stats: ReadStats;
+  let queries: LoggedQuery[];
+  let byId: Map<string, LoggedQuery>;
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), "optimus-sql-"));
@@ -96,10 +84,7 @@ describe("SQL-log reader on generated statement logs", () => {
       }),
     ];
     await writeFile(join(root, "logs/day=2024-05-01/more.jsonl.gz"), gzipSync(`${gz.join("\n")}`));
-    for await (const q of readSqlQueries(new FileStore(root), "logs/", stats)) {
-      queries.push(q);
-      byId.set(q.id, q);
-    }
+    ({ stats, queries, byId } = await readAll(readSqlQueries, root, "logs/"));
   });
 
   afterAll(async () => {
@@ -138,7 +123,7 @@ describe("SQL-log reader on generated statement logs", () => {
   });
 
   it("turns BETWEEN into two ranges and keeps IN lists on the aliased table", () => {
-    expect(filters(byId.get("q_sales_day"))).toEqual([
+    expect(filtersOf(byId.get("q_sales_day"))).toEqual([
       {
         table: "analytics.sales",
         columns: ["sold_on", "region"],
@@ -152,7 +137,7 @@ describe("SQL-log reader on generated statement logs", () => {
   });
 
   it("flips a literal on the left, marks the OR branch disjunctive and counts join columns", () => {
-    expect(filters(byId.get("17"))).toEqual([
+    expect(filtersOf(byId.get("17"))).toEqual([
       {
         table: "analytics.sales",
         columns: ["channel", "amount", "customer_id"],
@@ -167,7 +152,7 @@ describe("SQL-log reader on generated statement logs", () => {
   });
 
   it("follows a subquery's renamed column to its base table, with the record's default catalog and schema", () => {
-    expect(filters(byId.get("logs/day=2024-05-01/statements.jsonl:7"))).toEqual([
+    expect(filtersOf(byId.get("logs/day=2024-05-01/statements.jsonl:7"))).toEqual([
       {
         table: "lake.analytics.sales",
         columns: ["amount", "sold_on"],
@@ -177,7 +162,7 @@ describe("SQL-log reader on generated statement logs", () => {
   });
 
   it("reads an EXISTS subquery's own filters and its correlated column", () => {
-    expect(filters(byId.get("q_exists"))).toEqual([
+    expect(filtersOf(byId.get("q_exists"))).toEqual([
       { table: "orders", columns: ["id", "placed_at"], predicates: [pred("placed_at", "<", ["2024-01-01"])] },
       { table: "returns", columns: ["order_id", "reason"], predicates: [pred("reason", "=", ["damaged"])] },
     ]);
@@ -185,7 +170,7 @@ describe("SQL-log reader on generated statement logs", () => {
 
   it("pushes a filter on a CTE's column to its table and keeps Lakesmith's own query, recognizable", () => {
     const q = byId.get("q_cte");
-    expect(filters(q)).toEqual([
+    expect(filtersOf(q)).toEqual([
       {
         table: "analytics.sales",
         columns: ["amount", "customer_id"],
@@ -197,7 +182,7 @@ describe("SQL-log reader on generated statement logs", () => {
   });
 
   it("parses backquoted names with the MySQL grammar", () => {
-    expect(filters(byId.get("q_backquotes"))).toEqual([
+    expect(filtersOf(byId.get("q_backquotes"))).toEqual([
       { table: "shop.orders", columns: ["status"], predicates: [pred("status", "=", ["open"])] },
     ]);
   });
@@ -208,10 +193,10 @@ describe("SQL-log reader on generated statement logs", () => {
       pred("day", "=", ["2024-05-01"], true),
       pred("kind", "=", ["view"], true),
     ];
-    expect(filters(byId.get("q_and_or"))).toEqual([
+    expect(filtersOf(byId.get("q_and_or"))).toEqual([
       { table: "events", columns: ["kind", "day"], predicates: clickOrView },
     ]);
-    expect(filters(byId.get("q_or_and"))).toEqual([
+    expect(filtersOf(byId.get("q_or_and"))).toEqual([
       {
         table: "events",
         columns: ["kind", "day"],
@@ -225,7 +210,7 @@ describe("SQL-log reader on generated statement logs", () => {
   });
 
   it("a LEFT JOIN's condition narrows the joined table only; the preserved side gets the columns", () => {
-    expect(filters(byId.get("q_left_join"))).toEqual([
+    expect(filtersOf(byId.get("q_left_join"))).toEqual([
       { table: "visits", columns: ["page_id", "day"], predicates: [] },
       { table: "pages", columns: ["id", "lang"], predicates: [pred("lang", "=", ["de"])] },
     ]);

@@ -5,7 +5,7 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isOwnQuery, type LoggedQuery, type ReadStats } from "../src/optimus/query.ts";
 import { readTrinoQueries } from "../src/optimus/trino/index.ts";
-import { FileStore } from "../src/store/index.ts";
+import { filtersOf, pred, readAll } from "./support/logged-queries.ts";
 
 interface Input {
   table: string;
@@ -77,23 +77,10 @@ const ORDERS = {
 const CUSTOMER = { table: "hive.sales.customer", columns: ["custkey", "name", "nation", "acctbal"] };
 const EVENTS = { table: "hive.web.events", columns: ["event_date", "country", "path"] };
 
-const pred = (column: string, op: string, values: string[], disjunctive = false) => ({
-  column,
-  kind: op === "=" ? "equality" : op === "in" ? "in" : "range",
-  op,
-  values,
-  disjunctive,
-});
-
-/** Per table (in scan order): filter columns and predicates. */
-function filters(q: LoggedQuery | undefined) {
-  return q?.scans.map((s) => ({ table: s.table, columns: s.filterColumns, predicates: s.predicates }));
-}
-
 describe("Trino reader on generated QueryCompletedEvent logs", () => {
   let root: string;
-  const stats: ReadStats = { logs: 0, lines: 0, malformedLines: 0 };
-  const byId = new Map<string, LoggedQuery>();
+  let stats: ReadStats;
+  let byId: Map<string, LoggedQuery>;
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), "optimus-trino-"));
@@ -156,7 +143,7 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
     ];
     await writeFile(join(root, "trino/2024-03-05/events-2.json.gz"), gzipSync(`${gz.join("\r\n")}\r\n`));
     await writeFile(join(root, "trino/2024-03-05/_SUCCESS"), "");
-    for await (const q of readTrinoQueries(new FileStore(root), "trino/", stats)) byId.set(q.id, q);
+    ({ stats, byId } = await readAll(readTrinoQueries, root, "trino/"));
   });
 
   afterAll(async () => {
@@ -178,7 +165,7 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
 
   it("turns BETWEEN into a range on both ends and keeps IN lists, on the session's catalog and schema", () => {
     const q = byId.get("20240305_q_between");
-    expect(filters(q)).toEqual([
+    expect(filtersOf(q)).toEqual([
       {
         table: "hive.sales.orders",
         columns: ["orderdate", "status"],
@@ -197,7 +184,7 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
   });
 
   it("resolves unqualified columns in a join by the inputs' columns and flips a literal on the left", () => {
-    expect(filters(byId.get("20240305_q_join"))).toEqual([
+    expect(filtersOf(byId.get("20240305_q_join"))).toEqual([
       {
         table: "hive.sales.orders",
         columns: ["totalprice", "custkey"],
@@ -213,7 +200,7 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
   });
 
   it("marks every predicate under an OR disjunctive and keeps a function's column without a predicate", () => {
-    expect(filters(byId.get("20240305_q_or"))).toEqual([
+    expect(filtersOf(byId.get("20240305_q_or"))).toEqual([
       {
         table: "hive.web.events",
         columns: ["country", "event_date", "path"],
@@ -223,7 +210,7 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
   });
 
   it("follows a CTE's columns to its base table; NOT gives the column only; CAST and TIMESTAMP literals", () => {
-    expect(filters(byId.get("20240305_q_cte"))).toEqual([
+    expect(filtersOf(byId.get("20240305_q_cte"))).toEqual([
       {
         table: "hive.sales.orders",
         columns: ["orderdate", "custkey"],
@@ -249,7 +236,7 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
 
   it("gives a self-join two scans with their own filters and half the table's bytes each", () => {
     const q = byId.get("20240305_q_self");
-    expect(filters(q)).toEqual([
+    expect(filtersOf(q)).toEqual([
       {
         table: "hive.sales.orders",
         columns: ["custkey", "status"],
@@ -265,7 +252,7 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
   });
 
   it("adds an input the text doesn't name (a table under a view) as a scan without filters", () => {
-    expect(filters(byId.get("20240305_q_view"))).toEqual([
+    expect(filtersOf(byId.get("20240305_q_view"))).toEqual([
       {
         table: "hive.sales.big_orders",
         columns: ["totalprice"],
