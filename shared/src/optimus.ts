@@ -157,6 +157,12 @@ export const LayoutScoringPayloadSchema = z.object({
   /** The layout the table's files are written in now (its policy's or recipe's); null when none. */
   current_layout: LayoutSchema.nullable(),
   filter_sets: z.array(OptimusFilterSetSchema).max(OPTIMUS_MAX_FILTER_SETS),
+  /**
+   * The analysed window's first and last UTC days, which a day's bytes are averaged over; without
+   * them, the span from the workload's first day to its last.
+   */
+  window_start: z.string().regex(DAY).optional(),
+  window_end: z.string().regex(DAY).optional(),
   sample_max_rows: z.number().int().positive().max(10_000_000).default(DEFAULT_SCORING_SAMPLE_ROWS),
   /** The least gain in skipped fraction (of bytes scanned) over the current layout worth recommending. */
   min_gain: z.number().min(0).max(1).default(0.1),

@@ -1,10 +1,18 @@
 /**
  * The Optimus jobs (issue 22): `query_log_analysis` reads a submission's query logs where they live
- * (the store at `query_logs_uri`, which the allow list must cover) and sends each table's workload.
+ * (the store at `query_logs_uri`, which the allow list must cover) and sends each table's workload;
+ * `layout_scoring` scores layouts for one table's workload, a table job like any other (its `uri`
+ * and catalog checked by the allow list; `optimus/scoring/`).
  */
-import { QUERY_LOG_ANALYSIS_KIND, QueryLogAnalysisPayloadSchema } from "@lakesmith/shared/optimus";
+import {
+  LAYOUT_SCORING_KIND,
+  LayoutScoringPayloadSchema,
+  QUERY_LOG_ANALYSIS_KIND,
+  QueryLogAnalysisPayloadSchema,
+} from "@lakesmith/shared/optimus";
 import { runQueryLogAnalysis } from "../optimus/analysis/run.ts";
 import { readerFor } from "../optimus/readers.ts";
+import { runLayoutScoring } from "../optimus/scoring/run.ts";
 import { defineHandler, type JobHandler } from "../registry.ts";
 import { storeFor } from "../store/index.ts";
 import { storeOptions, type TableHandlerConfig } from "./tables.ts";
@@ -20,6 +28,17 @@ export function optimusHandlers(config: TableHandlerConfig): JobHandler[] {
         runQueryLogAnalysis(ctx, {
           store: storeFor(ctx.payload.query_logs_uri, options),
           reader: readerFor(ctx.payload.engine),
+        }),
+    }),
+    defineHandler({
+      kind: LAYOUT_SCORING_KIND,
+      payload: LayoutScoringPayloadSchema,
+      locations: (p) => [p.uri],
+      endpoints: (p) => (p.catalog ? [p.catalog.uri] : []),
+      run: (ctx) =>
+        runLayoutScoring(ctx, {
+          store: storeFor(ctx.payload.uri, options),
+          memoryLimitMb: config.memory_limit_mb,
         }),
     }),
   ];

@@ -1,0 +1,162 @@
+/**
+ * The bounded sample a scoring simulates layouts on, loaded into DuckDB as the temporary table
+ * `SAMPLE_TABLE`: the filtered columns of up to `maxRows` rows of the table, in the order the files
+ * hold them (`ORD_COLUMN`, 0-based).
+ *
+ * Rules:
+ * - Files are chosen as an opportunity scan chooses them (`opportunities/sample.ts`), spread evenly
+ *   over the table's files in key order: as many as the row bound needs at the table's rows per
+ *   file (from the metadata's row counts; where some files lack one, from the rows per byte of those
+ *   that have one, or of one file's footer).
+ * - Whole files in key order, until the bound: the file that passes it keeps an evenly spaced
+ *   subset of its rows (in their order) to fill the bound exactly; later files are left out.
+ *   Deterministic: the same snapshot gives the same sample.
+ * - Only the asked columns are read. A partition column's value comes from the file's partition
+ *   values (where a file also holds the column, the file's value wins); one that can't be read in the
+ *   column's type is null.
+ */
+import { join } from "node:path";
+import { readAsColumns } from "../../engine/checksum.ts";
+import { type Engine, sqlIdent, sqlString } from "../../engine/duckdb.ts";
+import { withInsertionOrder } from "../../engine/rewrite.ts";
+import type { Table, TableFile } from "../../formats/index.ts";
+import { pickSample } from "../../opportunities/sample.ts";
+import { localPaths, type ObjectStore } from "../../store/index.ts";
+import { kindOf } from "./values.ts";
+
+export const SAMPLE_TABLE = "optimus_sample";
+/** The sample's row order as the files hold it. */
+export const ORD_COLUMN = "__lakesmith_scoring_ord";
+
+export interface SampleJob {
+  engine: Engine;
+  store: ObjectStore;
+  table: Pick<Table, "files" | "columns" | "partitionColumns" | "typeOf">;
+  /** The columns to read, in the table's spelling. */
+  columns: readonly string[];
+  maxRows: number;
+  dir: string;
+  signal: AbortSignal;
+}
+
+export interface LoadedSample {
+  rows: number;
+  /** Files read (whole or, the last, in part). */
+  files: number;
+}
+
+export async function loadSample(job: SampleJob): Promise<LoadedSample> {
+  const { engine, table } = job;
+  const files = table.files.filter((f) => f.size > 0);
+  if (files.length === 0 || job.maxRows <= 0) return emptySample(engine, job.columns);
+  const needed = await filesNeeded(job, files);
+  const picks = pickSample(files, { maxFiles: needed, maxBytes: Number.POSITIVE_INFINITY });
+  const paths = await localPaths(
+    job.store,
+    picks.map((f) => f.key),
+    join(job.dir, "files"),
+    job.signal,
+  );
+  const wanted = new Set(job.columns);
+  const dataColumns = table.columns.filter((c) => wanted.has(c.name));
+  const source = await readAsColumns(engine, paths, dataColumns, { filename: true });
+  await withInsertionOrder(engine, true, () =>
+    engine.run(`create or replace temp table optimus_raw as ${source}`),
+  );
+  try {
+    const counts = await engine.query<{ filename: string; n: string | number; first: string | number }>(
+      "select filename, count(*) as n, min(rowid) as first from optimus_raw group by filename",
+    );
+    const byPath = new Map(counts.map((c) => [c.filename, { n: Number(c.n), first: Number(c.first) }]));
+    // Whole files until the bound; the file that passes it keeps `keep` of its rows.
+    const kept: { path: string; file: TableFile; n: number; first: number; keep: number }[] = [];
+    let rows = 0;
+    for (const [i, path] of paths.entries()) {
+      const count = byPath.get(path) ?? { n: 0, first: 0 };
+      if (rows >= job.maxRows) break;
+      const keep = Math.min(count.n, job.maxRows - rows);
+      kept.push({ path, file: picks[i] as TableFile, ...count, keep });
+      rows += keep;
+    }
+    const partitions = table.partitionColumns.filter((c) => wanted.has(c));
+    await engine.run(
+      `create or replace temp table optimus_files (filename varchar, n bigint, first bigint, keep bigint${partitions
+        .map((_, i) => `, pv_${i} varchar`)
+        .join("")})`,
+    );
+    if (kept.length > 0)
+      await engine.run(
+        `insert into optimus_files values ${kept
+          .map(
+            (k) =>
+              `(${sqlString(k.path)}, ${k.n}, ${k.first}, ${k.keep}${partitions
+                .map((c) => `, ${sqlValue(k.file.partitionValues[c])}`)
+                .join("")})`,
+          )
+          .join(", ")}`,
+      );
+    const list = job.columns.map((c) => {
+      const p = partitions.indexOf(c);
+      const data = dataColumns.some((d) => d.name === c);
+      if (p < 0) return `r.${sqlIdent(c)}`;
+      const fromPath = `try_cast(f.pv_${p} as ${partitionType(table, c)})`;
+      return `${data ? `coalesce(r.${sqlIdent(c)}, ${fromPath})` : fromPath} as ${sqlIdent(c)}`;
+    });
+    // Position p of a file's n rows is kept when floor((p+1)·keep/n) > floor(p·keep/n): `keep` rows, evenly spaced.
+    const position = "(r.rowid - f.first)";
+    await engine.run(
+      `create or replace temp table ${SAMPLE_TABLE} as
+       select row_number() over (order by r.rowid) - 1 as ${sqlIdent(ORD_COLUMN)}${list.map((l) => `, ${l}`).join("")}
+       from optimus_raw r join optimus_files f on r.filename = f.filename
+       where f.keep = f.n or ((${position} + 1) * f.keep) // f.n > (${position} * f.keep) // f.n`,
+    );
+    const [count] = await engine.query<{ n: string | number }>(`select count(*) as n from ${SAMPLE_TABLE}`);
+    return { rows: Number(count?.n ?? 0), files: kept.length };
+  } finally {
+    await engine.run("drop table if exists optimus_raw; drop table if exists optimus_files");
+  }
+}
+
+/** How many files the bound needs at the table's rows per file (at least 1, at most all). */
+async function filesNeeded(job: SampleJob, files: readonly TableFile[]): Promise<number> {
+  const known = files.filter((f) => f.rows !== undefined);
+  let rowsPerByte: number;
+  if (known.length > 0)
+    rowsPerByte = known.reduce((s, f) => s + (f.rows ?? 0), 0) / known.reduce((s, f) => s + f.size, 0);
+  else {
+    const middle = files[Math.floor(files.length / 2)] as TableFile;
+    const [path] = await localPaths(job.store, [middle.key], join(job.dir, "footer"), job.signal);
+    const [row] = await job.engine.query<{ n: string | number }>(
+      `select count(*) as n from read_parquet(${sqlString(path as string)})`,
+    );
+    rowsPerByte = Number(row?.n ?? 0) / middle.size;
+  }
+  const estimated = files.reduce((s, f) => s + (f.rows ?? f.size * rowsPerByte), 0);
+  const perFile = estimated / files.length;
+  if (perFile <= 0) return files.length;
+  return Math.max(1, Math.min(files.length, Math.ceil(job.maxRows / perFile)));
+}
+
+/** An empty sample with the columns (for a table without rows): every candidate then skips nothing. */
+async function emptySample(engine: Engine, columns: readonly string[]): Promise<LoadedSample> {
+  await engine.run(
+    `create or replace temp table ${SAMPLE_TABLE} (${[ORD_COLUMN, ...columns].map((c) => `${sqlIdent(c)} varchar`).join(", ")})`,
+  );
+  return { rows: 0, files: 0 };
+}
+
+/** The DuckDB type a partition column's text is read as: the data column's where there is one. */
+function partitionType(table: SampleJob["table"], column: string): string {
+  const data = table.columns.find((c) => c.name === column);
+  if (data) return data.type;
+  const type = table.typeOf(column).toLowerCase();
+  if (["byte", "short", "integer", "long"].includes(type)) return "HUGEINT";
+  if (kindOf(type) === "number") return "DOUBLE";
+  if (type === "date") return "DATE";
+  if (kindOf(type) === "timestamp") return "TIMESTAMP";
+  return "VARCHAR";
+}
+
+function sqlValue(value: string | null | undefined): string {
+  return value === null || value === undefined ? "NULL" : sqlString(value);
+}
