@@ -5,15 +5,10 @@
  * @example for await (const q of readerFor("spark")(store, "", stats)) console.log(q.scans);
  */
 import type { OptimusEngine } from "@lakesmith/shared/optimus";
-import { JobError } from "../registry.ts";
 import type { QueryLogReader } from "./query.ts";
 import { readSparkQueries } from "./spark/index.ts";
-
-const notYet = (what: string): QueryLogReader =>
-  // biome-ignore lint/correctness/useYield: refuses before reading anything
-  async function* () {
-    throw new JobError(`${what} logs can't be read by this agent version yet`, { retryable: false });
-  };
+import { readSqlQueries } from "./sql/index.ts";
+import { readTrinoQueries } from "./trino/index.ts";
 
 /** The reader of `engine`'s logs. */
 export function readerFor(engine: OptimusEngine): QueryLogReader {
@@ -21,8 +16,8 @@ export function readerFor(engine: OptimusEngine): QueryLogReader {
     case "spark":
       return readSparkQueries;
     case "trino":
-      return notYet("Trino query-event");
+      return readTrinoQueries;
     case "sql":
-      return notYet("SQL");
+      return readSqlQueries;
   }
 }
