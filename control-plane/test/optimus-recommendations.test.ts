@@ -63,6 +63,7 @@ const TABLES = [
   "main.ops.logs",
   "main.raw.blobs",
   "other.x.loose",
+  "other.y.cold",
 ].map((n) => external(n));
 const catTable = (fullName: string) => tableId({ connectionId: unity, catalog: "main" }, fullName);
 
@@ -210,6 +211,11 @@ const tablePolicy = async (fullName: string) =>
       .from(policies)
       .where(and(eq(policies.scope, "table"), eq(policies.target, fullName)))
   )[0];
+/** The action names of the table's own policy, sorted. */
+const ownActions = async (fullName: string) =>
+  Object.keys(
+    ((await tablePolicy(fullName))?.body as { actions?: object } | undefined)?.actions ?? {},
+  ).sort();
 const effectiveOf = async (fullName: string) =>
   (await plane.services.db.select().from(managedTables).where(eq(managedTables.fullName, fullName)))[0]
     ?.policyId;
@@ -393,10 +399,7 @@ describe("apply, dismiss and revert", () => {
     expect(reverted.policy_change).toBe("restored");
     const kept = await tablePolicy("main.hr.people");
     expect(kept?.body).toMatchObject({ target_file_size_mb: 128, actions: { compress: {} } });
-    expect(Object.keys((kept?.body as { actions: object } | undefined)?.actions ?? {}).sort()).toEqual([
-      "compress",
-      "expire_snapshots",
-    ]);
+    expect(await ownActions("main.hr.people")).toEqual(["compress", "expire_snapshots"]);
   });
 
   it("leaves a policy whose layout changed since as it is", async () => {
@@ -411,6 +414,44 @@ describe("apply, dismiss and revert", () => {
     expect((await tablePolicy("main.ops.logs"))?.body).toMatchObject({
       actions: { improve_layout: { layout: LINEAR } },
     });
+  });
+
+  it("applies once when two applies race, and a revert after the policy was deleted changes nothing", async () => {
+    const id = await recommend(runId, "sales_orders");
+    const answers = await Promise.all([
+      admin("POST", `${RECS}/${id}/apply`, {}),
+      admin("POST", `${RECS}/${id}/apply`, {}),
+    ]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+    const own = await tablePolicy("main.sales.orders");
+    expect(own?.version).toBe(1);
+    await ok("DELETE", `/api/v1/catalogs/${main}/policies/${own?.id}`, undefined, 204);
+    const reverted = await ok("POST", `${RECS}/${id}/revert`);
+    expect(reverted).toMatchObject({ policy_change: "none", recommendation: { status: "reverted" } });
+    expect(reverted.detail).toContain("deleted");
+    expect(await tablePolicy("main.sales.orders")).toBeUndefined();
+  });
+
+  it("gives a table that only a disabled policy covers a policy of the layout alone", async () => {
+    const other = catalogId({ connectionId: unity, catalog: "other" });
+    await ok(
+      "POST",
+      `/api/v1/catalogs/${other}/policies?prefix=y`,
+      { enabled: false, actions: { compress: {} } },
+      201,
+    );
+    expect(await effectiveOf("other.y.cold")).toBeNull();
+    const id = await recommend(runId, "y_cold");
+    const { policy } = await ok("POST", `${RECS}/${id}/apply`, {});
+    expect(policy).toMatchObject({ catalog_id: other, created: true });
+    expect((await tablePolicy("other.y.cold"))?.body).toMatchObject({
+      enabled: true,
+      actions: { improve_layout: { layout: ZORDER } },
+    });
+    expect(await ownActions("other.y.cold")).toEqual(["improve_layout"]);
+    expect(await effectiveOf("other.y.cold")).toBe(policy.policy_id);
+    expect((await ok("POST", `${RECS}/${id}/revert`)).policy_change).toBe("deleted");
+    expect(await effectiveOf("other.y.cold")).toBeNull();
   });
 
   it("queues the table's improve_layout at once with run_now", async () => {
