@@ -29,6 +29,7 @@ import {
   optimusTableDays,
   optimusWorkloads,
 } from "../src/db/schema.ts";
+import { runFinishHooks } from "../src/jobs/complete.ts";
 import { scoringDedupeKey } from "../src/optimus/scoring-queue.ts";
 import { tableRef } from "../src/optimus/table-refs.ts";
 import { startTestPlane, type TestPlane } from "./harness.ts";
@@ -340,6 +341,9 @@ describe("workload parts and the scoring jobs", () => {
       tableId: plain,
     });
     expect(of(plain)).toMatchObject(routing);
+    // The finish applied again queues nothing more.
+    await runFinishHooks(plane.services.jobs.engine, [(await plane.services.jobs.get(run.id)) as Job]);
+    expect(await scoringJobs(run.id)).toHaveLength(2);
     // The linked table's job waits for its catalog reference.
     expect(of(linked).notBefore.getTime()).toBeGreaterThan(Date.UTC(9000, 0, 1));
     expect(of(linked).payload).toMatchObject({
@@ -397,6 +401,14 @@ describe("workload parts and the scoring jobs", () => {
       bytesSavedPerDay: 5e8,
       rewriteBytes: 2e9,
     });
+    // The finish applied again inserts no second recommendation.
+    await runFinishHooks(plane.services.jobs.engine, [(await plane.services.jobs.get(job.id)) as Job]);
+    expect(
+      await plane.services.db
+        .select()
+        .from(optimusRecommendations)
+        .where(eq(optimusRecommendations.submissionId, submissionId)),
+    ).toHaveLength(1);
     // The evidence's filter sets: the workload's, the largest first.
     expect(recs[0]?.evidence.filter_sets.map((s) => s.bytes_scanned)).toEqual([300, 100]);
     expect(recs[0]?.evidence).toMatchObject({ sample_rows: 1000, pseudo_files: 10, table_version: 3 });
