@@ -140,6 +140,11 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
         [{ ...ORDERS, bytes: 800 }],
       ),
       event("20240305_q_view", "SELECT * FROM big_orders WHERE totalprice > 10", [{ ...ORDERS, bytes: 300 }]),
+      event(
+        "20240305_q_quoted",
+        `SELECT * FROM "hive"."Web"."Events" WHERE "Country" = 'DE' AND "Event_Date" >= DATE '2024-03-01'`,
+        [EVENTS],
+      ),
     ];
     await writeFile(join(root, "trino/2024-03-05/events-2.json.gz"), gzipSync(`${gz.join("\r\n")}\r\n`));
     await writeFile(join(root, "trino/2024-03-05/_SUCCESS"), "");
@@ -151,13 +156,14 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
   });
 
   it("reads plain and gzipped logs, skips failed, non-SELECT and input-less queries, and counts malformed lines", () => {
-    expect(stats).toEqual({ logs: 2, lines: 13, malformedLines: 2 });
+    expect(stats).toEqual({ logs: 2, lines: 14, malformedLines: 2 });
     expect([...byId.keys()].sort()).toEqual([
       "20240305_q_between",
       "20240305_q_cte",
       "20240305_q_join",
       "20240305_q_or",
       "20240305_q_own",
+      "20240305_q_quoted",
       "20240305_q_self",
       "20240305_q_view",
     ]);
@@ -259,6 +265,16 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
         predicates: [pred("totalprice", ">", ["10"])],
       },
       { table: "hive.sales.orders", columns: [], predicates: [] },
+    ]);
+  });
+
+  it("reads double-quoted names as names, in Trino's lower case", () => {
+    expect(filtersOf(byId.get("20240305_q_quoted"))).toEqual([
+      {
+        table: "hive.web.events",
+        columns: ["country", "event_date"],
+        predicates: [pred("country", "=", ["DE"]), pred("event_date", ">=", ["2024-03-01"])],
+      },
     ]);
   });
 });

@@ -35,7 +35,7 @@ export function sqlLoggedQuery(record: LogRecord): RecordVerdict {
   const parsed = parseStatement(sql, ["trino", "postgresql", "mysql"]);
   if (parsed.kind === "unparseable") return "malformed";
   if (parsed.kind === "other") return "skipped";
-  const scans = textScans(parsed.select, {
+  const scans = textScans(parsed, {
     catalog: stringField(fields, "default_catalog"),
     schema: stringField(fields, "default_schema"),
     lowerCase: false,

@@ -17,7 +17,7 @@
  *   can't be resolved to a table (ambiguous, computed) is left out.
  */
 import type { Predicate } from "../spark/filters.ts";
-import { isNode, type SqlNode } from "./grammar.ts";
+import { isNode, type ParsedQuery, type SqlNode } from "./grammar.ts";
 import { literalOf, literalsOf } from "./literals.ts";
 import {
   baseEntry,
@@ -50,16 +50,23 @@ interface Cte {
 const FLIP: Record<string, string> = { "=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<=" };
 
 /** Every table `select` reads, each with the columns and predicates its filters put on it. */
-export function textScans(select: SqlNode, options: TextFilterOptions): TextScan[] {
-  const walk = new Walk(options);
-  walk.query(select, undefined, new Map());
+export function textScans(statement: ParsedQuery, options: TextFilterOptions): TextScan[] {
+  const walk = new Walk(options, statement.grammar !== "mysql");
+  walk.query(statement.select, undefined, new Map());
   return walk.scans;
 }
 
 class Walk {
   readonly scans: TextScan[] = [];
   private readonly fold: (name: string) => string;
-  constructor(private readonly options: TextFilterOptions) {
+  /**
+   * @param quotedNames whether `"x"` is a name (Trino, PostgreSQL; MySQL reads it as a string):
+   *   the Trino grammar returns a quoted name in an expression as a string node.
+   */
+  constructor(
+    private readonly options: TextFilterOptions,
+    private readonly quotedNames: boolean,
+  ) {
     this.fold = options.lowerCase ? (n) => n.toLowerCase() : (n) => n;
   }
 
@@ -131,7 +138,7 @@ class Walk {
   private outputs(select: SqlNode, scope: Scope): Outputs {
     const out: Outputs = { columns: [], stars: [] };
     for (const item of asArray(select.columns)) {
-      const ref = columnRef(item.expr);
+      const ref = columnRef(item.expr, this.quotedNames);
       if (ref?.name === "*") {
         if (ref.qualifier.length === 0) out.stars.push(...scope.entries);
         else {
@@ -161,7 +168,7 @@ class Walk {
       this.filter(node.right, context, narrows, underOr || op === "OR");
       return;
     }
-    const comparison = comparisonOf(node, op);
+    const comparison = comparisonOf(node, op, this.quotedNames);
     if (!comparison) {
       this.expression(node, context, true);
       return;
@@ -190,7 +197,7 @@ class Walk {
       this.query(body, context.scope, context.ctes);
       return;
     }
-    const ref = columnRef(node);
+    const ref = columnRef(node, this.quotedNames);
     if (ref) {
       if (columns && ref.name !== "*")
         for (const s of context.scope.resolve(ref)?.sources ?? []) mentionColumn(s);
@@ -207,12 +214,12 @@ class Walk {
 }
 
 /** A column-versus-literal comparison's predicates, or `undefined` when `node` isn't one. */
-function comparisonOf(node: SqlNode, op: string) {
-  let column = columnRef(node.left);
+function comparisonOf(node: SqlNode, op: string, quotedNames: boolean) {
+  let column = columnRef(node.left, quotedNames);
   let literal: unknown = node.right;
   let operator = op;
   if (!column && op in FLIP) {
-    column = columnRef(node.right);
+    column = columnRef(node.right, quotedNames);
     literal = node.left;
     operator = FLIP[op] ?? op;
   }
@@ -260,8 +267,11 @@ function subquery(node: unknown): SqlNode | undefined {
 }
 
 /** A column reference's qualifier and name, across the grammars' shapes. */
-export function columnRef(node: unknown): ColumnRef | undefined {
-  if (!isNode(node) || node.type !== "column_ref") return undefined;
+export function columnRef(node: unknown, quotedNames: boolean): ColumnRef | undefined {
+  if (!isNode(node)) return undefined;
+  if (quotedNames && node.type === "double_quote_string" && typeof node.value === "string")
+    return { qualifier: [], name: node.value };
+  if (node.type !== "column_ref") return undefined;
   const name = nameOf(node.column);
   if (name === undefined) return undefined;
   const qualifier = [node.db, node.schema, node.table].filter(

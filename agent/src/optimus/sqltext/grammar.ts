@@ -15,6 +15,8 @@
  *   with AND binding tighter, which is also a no-op on a tree that was already right.
  * - Only a query (`SELECT`, `WITH … SELECT`, set operations) is a statement to analyse; inserts,
  *   CTAS, DDL, `EXPLAIN` and the rest are `other`. Of several statements, the first query counts.
+ * - Logs repeat statements (dashboards, schedules): the last `CACHED` distinct statements up to
+ *   `CACHED_LENGTH` characters keep their parse (callers only read the AST, never change it).
  */
 import mysql from "node-sql-parser/build/mysql.js";
 import postgresql from "node-sql-parser/build/postgresql.js";
@@ -25,10 +27,14 @@ export type Grammar = "trino" | "postgresql" | "mysql";
 /** A node of node-sql-parser's AST, read loosely: its shape differs a little per grammar. */
 export type SqlNode = { [key: string]: unknown };
 
-export type ParsedStatement =
-  | { kind: "select"; select: SqlNode; grammar: Grammar }
-  | { kind: "other" }
-  | { kind: "unparseable"; error: string };
+/** A query and the grammar that parsed it. */
+export interface ParsedQuery {
+  kind: "select";
+  select: SqlNode;
+  grammar: Grammar;
+}
+
+export type ParsedStatement = ParsedQuery | { kind: "other" } | { kind: "unparseable"; error: string };
 
 const PARSERS: Record<Grammar, { astify(sql: string, options: { database: string }): unknown }> = {
   trino: new trino.Parser(),
@@ -36,8 +42,22 @@ const PARSERS: Record<Grammar, { astify(sql: string, options: { database: string
   mysql: new mysql.Parser(),
 };
 
+const CACHED = 256;
+const CACHED_LENGTH = 16_384;
+const cache = new Map<string, ParsedStatement>();
+
 /** The statement's AST (the first query of the text), trying `grammars` in order. */
 export function parseStatement(sql: string, grammars: readonly Grammar[]): ParsedStatement {
+  if (sql.length > CACHED_LENGTH) return parse(sql, grammars);
+  const key = `${grammars.join(",")}\n${sql}`;
+  const parsed = cache.get(key) ?? parse(sql, grammars);
+  cache.delete(key);
+  cache.set(key, parsed);
+  if (cache.size > CACHED) cache.delete(cache.keys().next().value as string);
+  return parsed;
+}
+
+function parse(sql: string, grammars: readonly Grammar[]): ParsedStatement {
   let error = "no grammar given";
   for (const grammar of grammars) {
     let ast: unknown;

@@ -5,7 +5,7 @@
  * @example const s = parseStatement(sql, ["trino"]); if (s.kind === "select") textScans(s.select, { lowerCase: true });
  */
 export { type TextFilterOptions, textScans } from "./filters.ts";
-export { type Grammar, type ParsedStatement, parseStatement } from "./grammar.ts";
+export { type Grammar, type ParsedQuery, type ParsedStatement, parseStatement } from "./grammar.ts";
 export {
   countOf,
   jsonLinesReader,

@@ -62,7 +62,7 @@ export function trinoLoggedQuery(event: Fields): RecordVerdict {
   const columns = new Map(inputs.map((i) => [i.table, i.columns]));
   const named =
     parsed.kind === "select"
-      ? textScans(parsed.select, {
+      ? textScans(parsed, {
           catalog: stringField(context, "catalog")?.toLowerCase(),
           schema: stringField(context, "schema")?.toLowerCase(),
           lowerCase: true,
