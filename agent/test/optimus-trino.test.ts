@@ -40,8 +40,8 @@ function event(id: string, sql: string, inputs: Input[], extra: { [k: string]: u
     context: {
       user: extra.user ?? "ana",
       source: extra.source ?? null,
-      catalog: "hive",
-      schema: "sales",
+      catalog: "catalog" in extra ? extra.catalog : "hive",
+      schema: "schema" in extra ? extra.schema : "sales",
       queryType: extra.queryType ?? "SELECT",
       serverVersion: "451",
       environment: "prod",
@@ -141,6 +141,15 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
       ),
       event("20240305_q_view", "SELECT * FROM big_orders WHERE totalprice > 10", [{ ...ORDERS, bytes: 300 }]),
       event(
+        "20240305_q_no_session",
+        "SELECT * FROM web.events e WHERE e.country = 'FR'",
+        [{ ...EVENTS, bytes: 70 }],
+        {
+          catalog: null,
+          schema: null,
+        },
+      ),
+      event(
         "20240305_q_quoted",
         `SELECT * FROM "hive"."Web"."Events" WHERE "Country" = 'DE' AND "Event_Date" >= DATE '2024-03-01'`,
         [EVENTS],
@@ -156,11 +165,12 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
   });
 
   it("reads plain and gzipped logs, skips failed, non-SELECT and input-less queries, and counts malformed lines", () => {
-    expect(stats).toEqual({ logs: 2, lines: 14, malformedLines: 2 });
+    expect(stats).toEqual({ logs: 2, lines: 15, malformedLines: 2 });
     expect([...byId.keys()].sort()).toEqual([
       "20240305_q_between",
       "20240305_q_cte",
       "20240305_q_join",
+      "20240305_q_no_session",
       "20240305_q_or",
       "20240305_q_own",
       "20240305_q_quoted",
@@ -276,5 +286,13 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
         predicates: [pred("country", "=", ["DE"]), pred("event_date", ">=", ["2024-03-01"])],
       },
     ]);
+  });
+
+  it("names a table after the one input its shorter name ends when the session has no catalog", () => {
+    const q = byId.get("20240305_q_no_session");
+    expect(filtersOf(q)).toEqual([
+      { table: "hive.web.events", columns: ["country"], predicates: [pred("country", "=", ["FR"])] },
+    ]);
+    expect(q?.scans[0]?.bytesScanned).toBe(70);
   });
 });

@@ -14,7 +14,8 @@
  *   and the user runs it again), a statement that isn't a query (`updateType` set, `queryType` other
  *   than `SELECT`, or text that parses as something else), an event without inputs.
  * - Tables are `catalog.schema.table` in lower case (Trino's names), completed with the session's
- *   catalog and schema; the inputs' `columns` tell unqualified columns apart in joins.
+ *   catalog and schema, else named after the one input whose name they end; the inputs' `columns`
+ *   tell unqualified columns apart in joins.
  * - Every input becomes a scan: a table the text names is one scan per reference with its filters;
  *   an input the text doesn't name (a table under a view) is one scan without filters, and so is every
  *   input when no grammar parses the text.
@@ -81,9 +82,9 @@ export function trinoLoggedQuery(event: Fields): RecordVerdict {
 }
 
 function scansOf(named: TextScan[], inputs: Input[]): LoggedScan[] {
-  const scans: TextScan[] = [...named];
+  const scans: TextScan[] = named.map((s) => ({ ...s, table: inputOf(s.table, inputs)?.table ?? s.table }));
   for (const input of inputs)
-    if (!named.some((s) => s.table === input.table))
+    if (!scans.some((s) => s.table === input.table))
       scans.push({ table: input.table, filterColumns: [], predicates: [] });
   return scans.map((s) => {
     const input = inputs.find((i) => i.table === s.table);
@@ -97,6 +98,14 @@ function scansOf(named: TextScan[], inputs: Input[]): LoggedScan[] {
     if (input?.bytes !== undefined) scan.bytesScanned = input.bytes / share;
     return scan;
   });
+}
+
+/** The input a table name of the text stands for: the same name, else the one input it ends. */
+function inputOf(table: string, inputs: Input[]): Input | undefined {
+  const same = inputs.find((i) => i.table === table);
+  if (same) return same;
+  const ending = inputs.filter((i) => i.table.endsWith(`.${table}`));
+  return ending.length === 1 ? ending[0] : undefined;
 }
 
 function inputsOf(value: unknown): Input[] {
