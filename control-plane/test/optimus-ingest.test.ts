@@ -6,7 +6,8 @@
  * table's job held until the scheduler gives it its catalog reference, whose secret no view shows),
  * the scoring's finish recording a recommendation and per-day rows (newest measurement wins;
  * day rows only without a recommendation; a result that does not parse records nothing), and the
- * submission delete taking all three tables with it. Real libSQL; jobs leased, parted and
+ * submission delete taking all three tables with it; two scorings of a table never run together,
+ * a crunch runs beside one. Real libSQL; jobs leased, parted and
  * completed through the job service, as the agent hub does.
  */
 import { ManualClock } from "@lakesmith/shared";
@@ -507,6 +508,32 @@ describe("workload parts and the scoring jobs", () => {
     expect(
       await db.select().from(optimusTableDays).where(eq(optimusTableDays.submissionId, submissionId)),
     ).toEqual([]);
+  });
+});
+
+describe("exclusivity", () => {
+  it("never runs two scorings of one table together, and a crunch runs beside one", async () => {
+    const table = await onboard({ name: "exclusive", uri: "s3://lake/exclusive", format: "delta" });
+    const payload = {
+      submission_id: "opt_x",
+      run_id: "job_x",
+      table_fqn: "exclusive",
+      table_id: table,
+      uri: "s3://lake/exclusive",
+      format: "delta",
+      current_layout: null,
+      filter_sets: [],
+    };
+    const queue = async () =>
+      (await plane.services.jobs.enqueue({ kind: LAYOUT_SCORING_KIND, payload, tableId: table })).job.id;
+    const first = await queue();
+    // Offered oldest first: the second is younger, so the first is offered (and holds the table).
+    clock.advance(1);
+    const second = await queue();
+    await lease(plane, first, SCORING_AGENT);
+    await expect(lease(plane, second, SCORING_AGENT)).rejects.toThrow("not offered");
+    const crunch = await ok("POST", `/api/v1/tables/${table}/crunch`, { whole_table: true }, 202);
+    expect((await lease(plane, crunch.id, FAKE_AGENT)).status).toBe("running");
   });
 });
 
