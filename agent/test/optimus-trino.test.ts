@@ -149,6 +149,9 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
           schema: null,
         },
       ),
+      event("20240305_q_unparsed", "SELECT orderkey FROM orders WHERE status IS NOT DISTINCT FROM 'F'", [
+        ORDERS,
+      ]),
       event(
         "20240305_q_quoted",
         `SELECT * FROM "hive"."Web"."Events" WHERE "Country" = 'DE' AND "Event_Date" >= DATE '2024-03-01'`,
@@ -165,7 +168,7 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
   });
 
   it("reads plain and gzipped logs, skips failed, non-SELECT and input-less queries, and counts malformed lines", () => {
-    expect(stats).toEqual({ logs: 2, lines: 15, malformedLines: 2 });
+    expect(stats).toEqual({ logs: 2, lines: 16, malformedLines: 2 });
     expect([...byId.keys()].sort()).toEqual([
       "20240305_q_between",
       "20240305_q_cte",
@@ -175,6 +178,7 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
       "20240305_q_own",
       "20240305_q_quoted",
       "20240305_q_self",
+      "20240305_q_unparsed",
       "20240305_q_view",
     ]);
   });
@@ -294,5 +298,11 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
       { table: "hive.web.events", columns: ["country"], predicates: [pred("country", "=", ["FR"])] },
     ]);
     expect(q?.scans[0]?.bytesScanned).toBe(70);
+  });
+
+  it("keeps a query whose SQL no grammar parses as its inputs, without filters", () => {
+    expect(filtersOf(byId.get("20240305_q_unparsed"))).toEqual([
+      { table: "hive.sales.orders", columns: [], predicates: [] },
+    ]);
   });
 });
