@@ -16,7 +16,8 @@
  * - Only a query (`SELECT`, `WITH … SELECT`, set operations) is a statement to analyse; inserts,
  *   CTAS, DDL, `EXPLAIN` and the rest are `other`. Of several statements, the first query counts.
  * - Logs repeat statements (dashboards, schedules): the last `CACHED` distinct statements up to
- *   `CACHED_LENGTH` characters keep their parse (callers only read the AST, never change it).
+ *   `CACHED_LENGTH` characters keep their parse (callers only read the AST, never change it); an AST
+ *   is about 30 times its text, so the cache stays near 30 MiB at most.
  */
 import mysql from "node-sql-parser/build/mysql.js";
 import postgresql from "node-sql-parser/build/postgresql.js";
@@ -42,8 +43,8 @@ const PARSERS: Record<Grammar, { astify(sql: string, options: { database: string
   mysql: new mysql.Parser(),
 };
 
-const CACHED = 256;
-const CACHED_LENGTH = 16_384;
+const CACHED = 128;
+const CACHED_LENGTH = 8192;
 const cache = new Map<string, ParsedStatement>();
 
 /** The statement's AST (the first query of the text), trying `grammars` in order. */
