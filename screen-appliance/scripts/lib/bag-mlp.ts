@@ -138,6 +138,32 @@ export class BagMlp {
   }
 }
 
+/**
+ * One model whose logits are the mean of the members' logits: the members' hidden units side by
+ * side (their table columns, `b1`), each member's output weights divided by the member count, and
+ * the mean output bias. Hidden units never mix, so the merged forward pass (and its ONNX export) is
+ * exactly the logit average of the members. All members must share buckets, dims, classes and output.
+ */
+export function averagedLogits(members: readonly BagMlp[]): BagMlp {
+  const first = members[0];
+  if (!first) throw new Error("averagedLogits: no members");
+  const { buckets, dims, classes, output } = first;
+  for (const m of members)
+    if (m.buckets !== buckets || m.dims !== dims || m.classes !== classes || m.output !== output)
+      throw new Error("averagedLogits: members differ in shape or output");
+  const k = members.length;
+  const merged = new BagMlp(buckets, dims * k, classes, output);
+  merged.b2.fill(0);
+  members.forEach((m, j) => {
+    for (let row = 0; row < buckets; row++)
+      merged.table.set(m.table.subarray(row * dims, (row + 1) * dims), row * dims * k + j * dims);
+    merged.b1.set(m.b1, j * dims);
+    for (let i = 0; i < dims * classes; i++) merged.w2[j * dims * classes + i] = (m.w2[i] ?? 0) / k;
+    for (let c = 0; c < classes; c++) merged.b2[c] = (merged.b2[c] ?? 0) + (m.b2[c] ?? 0) / k;
+  });
+  return merged;
+}
+
 /** Adam whose embedding rows keep their own step count, so untouched rows are not decayed. */
 class LazyAdam {
   private readonly beta1 = 0.9;
