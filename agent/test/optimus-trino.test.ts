@@ -153,6 +153,11 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
         ORDERS,
       ]),
       event(
+        "20240305_q_correlated",
+        "SELECT orderkey FROM orders WHERE custkey IN (SELECT custkey FROM customer WHERE acctbal > totalprice AND nation = 'DE')",
+        [ORDERS, CUSTOMER],
+      ),
+      event(
         "20240305_q_quoted",
         `SELECT * FROM "hive"."Web"."Events" WHERE "Country" = 'DE' AND "Event_Date" >= DATE '2024-03-01'`,
         [EVENTS],
@@ -168,9 +173,10 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
   });
 
   it("reads plain and gzipped logs, skips failed, non-SELECT and input-less queries, and counts malformed lines", () => {
-    expect(stats).toEqual({ logs: 2, lines: 16, malformedLines: 2 });
+    expect(stats).toEqual({ logs: 2, lines: 17, malformedLines: 2 });
     expect([...byId.keys()].sort()).toEqual([
       "20240305_q_between",
+      "20240305_q_correlated",
       "20240305_q_cte",
       "20240305_q_join",
       "20240305_q_no_session",
@@ -303,6 +309,17 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
   it("keeps a query whose SQL no grammar parses as its inputs, without filters", () => {
     expect(filtersOf(byId.get("20240305_q_unparsed"))).toEqual([
       { table: "hive.sales.orders", columns: [], predicates: [] },
+    ]);
+  });
+
+  it("binds an unqualified column a subquery's table doesn't have to the enclosing query's table", () => {
+    expect(filtersOf(byId.get("20240305_q_correlated"))).toEqual([
+      { table: "hive.sales.orders", columns: ["custkey", "totalprice"], predicates: [] },
+      {
+        table: "hive.sales.customer",
+        columns: ["acctbal", "nation"],
+        predicates: [pred("nation", "=", ["DE"])],
+      },
     ]);
   });
 });

@@ -9,8 +9,8 @@
  *   its select list reads (`x`, `t.x AS y`, `*`); a computed output reads none.
  * - Qualified `q.c` binds to the innermost entry named `q` (its alias, else the table's last name
  *   parts). Unqualified `c` binds in the innermost scope with `FROM` items: to its only entry, else
- *   to the one entry known to have `c` (Trino's input columns, a derived table's outputs); where no
- *   entry is known to have it and all are known not to, to the outer scope; otherwise to none.
+ *   to the one entry known to have `c` (Trino's input columns, a derived table's outputs); where
+ *   every entry is known not to have it (a correlated column), to the outer scope; otherwise to none.
  */
 import type { Predicate } from "../spark/filters.ts";
 
@@ -63,7 +63,7 @@ export class Scope {
 
   private unqualified(name: string): Entry | "outer" | undefined {
     if (this.entries.length === 0) return "outer";
-    if (this.entries.length === 1) return this.entries[0];
+    if (this.entries.length === 1) return this.entries[0]?.has(name) === false ? "outer" : this.entries[0];
     const known = this.entries.map((e) => e.has(name));
     const holders = this.entries.filter((_, i) => known[i] === true);
     if (holders.length === 1) return holders[0];
