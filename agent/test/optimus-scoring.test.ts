@@ -412,14 +412,16 @@ describe("layout scoring", () => {
       ],
       window_start: "2026-02-23",
       window_end: "2026-03-01",
-      sample_max_rows: 60_000,
+      sample_max_rows: 50_000,
     };
     const parsed = handler.payload.parse(raw);
     expect(handler.locations(parsed)).toEqual([`file://${path}`]);
     expect(handler.endpoints?.(parsed)).toEqual([]);
     const ctx = jobContext(root, "layout_scoring", parsed);
     const result = LayoutScoringResultSchema.parse(await handler.run(ctx));
-    expect(result.sample_rows).toBe(60_000);
+    // 13 of the 25 files spread over the table: 12 whole, and 2,000 rows of the 13th.
+    expect(result.sample_rows).toBe(50_000);
+    expect(result.method).toMatch(/^sample of 50000 rows from 13 of 25 files/);
     expect(result.pseudo_files).toBe(25);
     expect(result.current.layout).toEqual({ type: "linear", columns: ["id"] });
     expect(result.recommendation?.layout).toEqual({ type: "linear", columns: ["amount"] });

@@ -1,7 +1,7 @@
 /**
  * The bounded sample a scoring simulates layouts on, loaded into DuckDB as the temporary table
- * `SAMPLE_TABLE`: the filtered columns of up to `maxRows` rows of the table, in the order the files
- * hold them (`ORD_COLUMN`, 0-based).
+ * `SAMPLE_TABLE`: the filtered columns of up to `maxRows` rows of the table, with the order the files
+ * hold them in (`ORD_COLUMN`: increasing, not necessarily contiguous).
  *
  * Rules:
  * - Files are chosen as an opportunity scan chooses them (`opportunities/sample.ts`), spread evenly
@@ -106,7 +106,7 @@ export async function loadSample(job: SampleJob): Promise<LoadedSample> {
     const position = "(r.rowid - f.first)";
     await engine.run(
       `create or replace temp table ${SAMPLE_TABLE} as
-       select row_number() over (order by r.rowid) - 1 as ${sqlIdent(ORD_COLUMN)}${list.map((l) => `, ${l}`).join("")}
+       select r.rowid as ${sqlIdent(ORD_COLUMN)}${list.map((l) => `, ${l}`).join("")}
        from optimus_raw r join optimus_files f on r.filename = f.filename
        where f.keep = f.n or ((${position} + 1) * f.keep) // f.n > (${position} * f.keep) // f.n`,
     );

@@ -28,22 +28,25 @@ export async function simulateLayout(
   rows: number,
 ): Promise<FileBounds[]> {
   if (rows === 0) return [];
-  const select = `select * from ${SAMPLE_TABLE}`;
+  // Only the order is materialized (the row's number and the layout's columns); the summaries join back.
+  const ord = sqlIdent(ORD_COLUMN);
+  const select = `select ${[ord, ...(layout?.columns ?? []).map(sqlIdent)].join(", ")} from ${SAMPLE_TABLE}`;
   // `sortedSelect` ends in its ORDER BY: the files' order breaks its ties.
   const ordered = layout
-    ? `${sortedSelect(select, sortSettingsOf(layout))}, ${sqlIdent(ORD_COLUMN)}`
-    : `${select} order by ${sqlIdent(ORD_COLUMN)}`;
+    ? `${sortedSelect(select, sortSettingsOf(layout))}, ${ord}`
+    : `${select} order by ${ord}`;
   await withInsertionOrder(engine, true, () =>
     engine.run(`create or replace temp table optimus_layout as ${ordered}`),
   );
   try {
     const names = [...columns.keys()];
     const aggregates = names.map(
-      (c, i) => `, min(${sqlIdent(c)})::varchar as min_${i}, max(${sqlIdent(c)})::varchar as max_${i}`,
+      (c, i) => `, min(s.${sqlIdent(c)})::varchar as min_${i}, max(s.${sqlIdent(c)})::varchar as max_${i}`,
     );
     const summaries = await engine.query<Record<string, string | null>>(
-      `select (rowid * ${pseudoFiles}) // ${rows} as pf, count(*)::varchar as n${aggregates.join("")}
-       from optimus_layout group by pf order by pf`,
+      `select l.pf, count(*)::varchar as n${aggregates.join("")}
+       from (select ${ord}, (rowid * ${pseudoFiles}) // ${rows} as pf from optimus_layout) l
+       join ${SAMPLE_TABLE} s on l.${ord} = s.${ord} group by l.pf order by l.pf`,
     );
     return summaries.map((s) => {
       const bounds: Record<string, Bounds> = {};
