@@ -69,6 +69,11 @@ describe("SQL-log reader on generated statement logs", () => {
       }),
       line({ query_id: "q_constant", statement: "SELECT 1" }),
       line({
+        query_id: "q_cte_columns",
+        statement:
+          "WITH daily (day, total) AS (SELECT sold_on, sum(amount) FROM sales GROUP BY sold_on) SELECT * FROM daily WHERE day >= '2024-04-01' AND total > 10",
+      }),
+      line({
         query_id: "q_and_or",
         statement: "SELECT * FROM events WHERE kind = 'click' AND day = DATE '2024-05-01' OR kind = 'view'",
       }),
@@ -92,12 +97,13 @@ describe("SQL-log reader on generated statement logs", () => {
   });
 
   it("reads plain and gzipped logs; non-JSON, statement-less and unparseable records are malformed, UPDATE and SELECT 1 skipped", () => {
-    expect(stats).toEqual({ logs: 2, lines: 14, malformedLines: 3 });
+    expect(stats).toEqual({ logs: 2, lines: 15, malformedLines: 3 });
     // Objects in key order: more.jsonl.gz before statements.jsonl.
     expect(queries.map((q) => q.id)).toEqual([
       "q_exists",
       "q_cte",
       "q_backquotes",
+      "q_cte_columns",
       "q_and_or",
       "q_or_and",
       "q_left_join",
@@ -213,6 +219,12 @@ describe("SQL-log reader on generated statement logs", () => {
     expect(filtersOf(byId.get("q_left_join"))).toEqual([
       { table: "visits", columns: ["page_id", "day"], predicates: [] },
       { table: "pages", columns: ["id", "lang"], predicates: [pred("lang", "=", ["de"])] },
+    ]);
+  });
+
+  it("names a CTE's outputs by its column list; a filter on an aggregate reaches no table", () => {
+    expect(filtersOf(byId.get("q_cte_columns"))).toEqual([
+      { table: "sales", columns: ["sold_on"], predicates: [pred("sold_on", ">=", ["2024-04-01"])] },
     ]);
   });
 });

@@ -43,6 +43,8 @@ export interface TextFilterOptions {
 
 interface Cte {
   select: SqlNode;
+  /** The names `WITH name (a, b) AS …` gives its outputs, in order (none: the select list's). */
+  columns: string[];
   /** The CTEs its body sees: those defined before it. */
   visible: Map<string, Cte>;
 }
@@ -76,7 +78,8 @@ class Walk {
     for (const w of asArray(select.with)) {
       const name = nameOf(w.name);
       const body = subquery(w.stmt);
-      if (name && body) visible.set(name.toLowerCase(), { select: body, visible: new Map(visible) });
+      const columns = asArray(w.columns).map((c) => columnRef(c, true)?.name ?? "");
+      if (name && body) visible.set(name.toLowerCase(), { select: body, columns, visible: new Map(visible) });
     }
     const outputs = this.block(select, outer, visible);
     for (let next = select._next; isNode(next); next = next._next) {
@@ -120,7 +123,11 @@ class Walk {
       (p): p is string => typeof p === "string" && p !== "",
     );
     const cte = written.length === 1 ? ctes.get(item.table.toLowerCase()) : undefined;
-    if (cte) return derivedEntry(this.query(cte.select, outer, cte.visible), alias ?? item.table);
+    if (cte)
+      return derivedEntry(
+        renamed(this.query(cte.select, outer, cte.visible), cte.columns),
+        alias ?? item.table,
+      );
     const table = this.tableName(written);
     const scan: TextScan = { table, filterColumns: [], predicates: [] };
     this.scans.push(scan);
@@ -241,6 +248,12 @@ function comparisonOf(node: SqlNode, op: string, quotedNames: boolean) {
       ];
   }
   return made ? { column, made } : undefined;
+}
+
+/** `outputs` with the first columns renamed to `names` (a CTE's column list). */
+function renamed(outputs: Outputs, names: string[]): Outputs {
+  if (names.length === 0) return outputs;
+  return { ...outputs, columns: outputs.columns.map((c, i) => ({ ...c, name: names[i] ?? c.name })) };
 }
 
 interface Context {
