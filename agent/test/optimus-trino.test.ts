@@ -142,8 +142,8 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
       event("20240305_q_view", "SELECT * FROM big_orders WHERE totalprice > 10", [{ ...ORDERS, bytes: 300 }]),
       event(
         "20240305_q_no_session",
-        "SELECT * FROM web.events e WHERE e.country = 'FR'",
-        [{ ...EVENTS, bytes: 70 }],
+        "SELECT * FROM web.events e JOIN sales.customer c ON e.country = c.nation WHERE path = '/cart'",
+        [{ ...EVENTS, bytes: 70 }, CUSTOMER],
         {
           catalog: null,
           schema: null,
@@ -298,10 +298,11 @@ describe("Trino reader on generated QueryCompletedEvent logs", () => {
     ]);
   });
 
-  it("names a table after the one input its shorter name ends when the session has no catalog", () => {
+  it("names a table (and finds its columns) by the one input its shorter name ends when the session has no catalog", () => {
     const q = byId.get("20240305_q_no_session");
     expect(filtersOf(q)).toEqual([
-      { table: "hive.web.events", columns: ["country"], predicates: [pred("country", "=", ["FR"])] },
+      { table: "hive.web.events", columns: ["path", "country"], predicates: [pred("path", "=", ["/cart"])] },
+      { table: "hive.sales.customer", columns: ["nation"], predicates: [] },
     ]);
     expect(q?.scans[0]?.bytesScanned).toBe(70);
   });

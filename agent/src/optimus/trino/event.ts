@@ -60,14 +60,13 @@ export function trinoLoggedQuery(event: Fields): RecordVerdict {
   const sql = /^\s*EXECUTE\b/i.test(text) ? (stringField(metadata, "preparedQuery") ?? text) : text;
   const parsed = parseStatement(sql, ["trino", "postgresql"]);
   if (parsed.kind === "other") return "skipped";
-  const columns = new Map(inputs.map((i) => [i.table, i.columns]));
   const named =
     parsed.kind === "select"
       ? textScans(parsed, {
           catalog: stringField(context, "catalog")?.toLowerCase(),
           schema: stringField(context, "schema")?.toLowerCase(),
           lowerCase: true,
-          columnsOf: (table) => columns.get(table),
+          columnsOf: (table) => inputOf(table, inputs)?.columns,
         })
       : [];
   return {
