@@ -1,6 +1,8 @@
 /**
- * The DuckDB side of a JSON conversion: infer → per chunk (load → prove → write) → prove the
- * outputs.
+ * The DuckDB side of a JSON conversion: first the sampled path (`sampled.ts`: one streamed copy
+ * with the sample's schema, proven over every record to cast nothing); where the sample's schema
+ * does not hold every record, the every-record path: infer → per chunk (load → prove → write) →
+ * prove the outputs.
  *
  * - Infer (`schema.ts`): the lossless schema, from every record of every input (no key, at any
  *   depth, is dropped; text stays text; integers stay exact).
@@ -15,7 +17,7 @@
  * - Prove the outputs: the count and checksum of every written file against the chunks' sum; any
  *   difference fails the run.
  */
-import { mkdir, readdir, rm } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type Checksum,
@@ -25,9 +27,11 @@ import {
   sumChecksums,
   type TableColumn,
 } from "../engine/checksum.ts";
-import { type Engine, sqlList, sqlString } from "../engine/duckdb.ts";
+import { type Engine, sqlList } from "../engine/duckdb.ts";
 import { JobError } from "../registry.ts";
 import { type LocalInput, misfit } from "./misfit.ts";
+import { writeParquet } from "./parquet-files.ts";
+import { convertSampled } from "./sampled.ts";
 import { exactRead, losslessColumns, readOptions, retypeInexact } from "./schema.ts";
 
 const TABLE = "conversion_rows";
@@ -48,8 +52,13 @@ export interface Converted {
   checksum: Checksum;
   /** The written Parquet files and their rows, in order. */
   files: { path: string; rows: number }[];
-  /** Milliseconds each step took: infer, load, write, prove. */
+  /**
+   * Milliseconds each step took: the sampled path's infer, write, prove_inputs, prove_outputs; the
+   * every-record path's infer, load, write, prove, with `sampled_attempt` the sampled path's time.
+   */
   stepMs: Record<string, number>;
+  /** Which schema the outputs have: the sample's, proven to cast nothing, or one inferred from every record. */
+  path: "sampled" | "every record";
 }
 
 export interface ConvertSteps {
@@ -57,9 +66,22 @@ export interface ConvertSteps {
   chunkBytes?: number;
   /** Called with the written files before they are proven: a test's way to damage one. */
   afterWrite?: (files: string[]) => Promise<void>;
+  /** False: straight to the every-record path (a test's way to reach it with inputs the sample holds). */
+  sampled?: boolean;
 }
 
 type StepTimer = <T>(step: string, work: () => Promise<T>) => Promise<T>;
+
+function stepTimer(stepMs: Record<string, number>): StepTimer {
+  return async (step, work) => {
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      stepMs[step] = (stepMs[step] ?? 0) + Math.round(performance.now() - started);
+    }
+  };
+}
 
 export async function convertJson(
   engine: Engine,
@@ -68,15 +90,25 @@ export async function convertJson(
   targetFileSizeMb: number,
   steps: ConvertSteps = {},
 ): Promise<Converted> {
+  await mkdir(outDir, { recursive: true });
+  const attemptMs: Record<string, number> = { infer: 0, write: 0, prove_inputs: 0, prove_outputs: 0 };
+  if (steps.sampled !== false) {
+    const sampled = await convertSampled(
+      engine,
+      inputs,
+      join(outDir, FINAL),
+      targetFileSizeMb,
+      stepTimer(attemptMs),
+      steps.afterWrite,
+    );
+    if (sampled)
+      return { ...sampled, files: await withRows(engine, sampled.files), stepMs: attemptMs, path: "sampled" };
+    await rm(outDir, { recursive: true, force: true });
+  }
   const stepMs: Record<string, number> = { infer: 0, load: 0, write: 0, prove: 0 };
-  const timed: StepTimer = async (step, work) => {
-    const started = performance.now();
-    try {
-      return await work();
-    } finally {
-      stepMs[step] = (stepMs[step] ?? 0) + Math.round(performance.now() - started);
-    }
-  };
+  if (steps.sampled !== false)
+    stepMs.sampled_attempt = Object.values(attemptMs).reduce((sum, ms) => sum + ms, 0);
+  const timed = stepTimer(stepMs);
   const chunkBytes = steps.chunkBytes ?? (engine.memoryLimitMb * 2 ** 20) / CHUNK_SHARE;
   let columns = await timed("infer", () => losslessColumns(engine, inputs));
   let written = await writeChunks(
@@ -120,16 +152,16 @@ export async function convertJson(
       `the Parquet written does not hold the inputs' rows (${problems.join("; ")}); nothing was uploaded`,
       { retryable: false },
     );
+  return { columns, checksum, files: await withRows(engine, files), stepMs, path: "every record" };
+}
+
+/** The files with their row counts, from their footers. */
+async function withRows(engine: Engine, files: readonly string[]): Promise<Converted["files"]> {
   const counts = await engine.query<{ file_name: string; num_rows: string }>(
     `select file_name, num_rows from parquet_file_metadata(${sqlList(files)})`,
   );
   const rowsOf = new Map(counts.map((c) => [c.file_name, Number(c.num_rows)]));
-  return {
-    columns,
-    checksum,
-    files: files.map((path) => ({ path, rows: rowsOf.get(path) ?? 0 })),
-    stepMs,
-  };
+  return files.map((path) => ({ path, rows: rowsOf.get(path) ?? 0 }));
 }
 
 /**
@@ -175,27 +207,6 @@ async function writeChunks(
   return { parts, files };
 }
 
-/**
- * Writes a query's rows as Parquet files under `dir` (`part-<n>.parquet`, in order): zstd files of
- * about the target size: the outputs (zstd) or, `intermediate`, a chunk's share (lz4: fast to write
- * and read back).
- */
-async function writeParquet(
-  engine: Engine,
-  query: string,
-  dir: string,
-  targetFileSizeMb: number,
-  intermediate = false,
-) {
-  await engine.run(
-    `copy (${query}) to ${sqlString(dir)} (format parquet, compression ${intermediate ? "lz4" : "zstd"}, file_size_bytes '${targetFileSizeMb}MB', filename_pattern 'part-{i}')`,
-  );
-  return (await readdir(dir))
-    .filter((f) => f.endsWith(".parquet"))
-    .sort(byNumber)
-    .map((f) => join(dir, f));
-}
-
 /** Loads the inputs, read with exactly the columns `spec` (a `read_json` columns struct), into `TABLE`. */
 async function load(engine: Engine, inputs: readonly LocalInput[], spec: string): Promise<void> {
   await engine.run(`drop table if exists ${TABLE}`);
@@ -224,8 +235,4 @@ function chunks<T extends { size: number }>(inputs: readonly T[], bytes: number)
   }
   if (current.length > 0) groups.push(current);
   return groups;
-}
-
-function byNumber(a: string, b: string): number {
-  return Number(a.replace(/\D/g, "")) - Number(b.replace(/\D/g, ""));
 }

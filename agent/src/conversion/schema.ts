@@ -29,10 +29,13 @@ const NO_TEMPORAL_FORMAT = "\u0001lakesmith-text\u0001%Y";
 const EXACT_INTEGER = "DECIMAL(38,0)";
 const TEMPORAL = /^(DATE|TIME|TIMESTAMP.*|INTERVAL)$/;
 
-/** `read_json`'s options that read the inputs exactly as the schema was inferred. */
-export function readOptions(fileCount: number): string {
+/**
+ * `read_json`'s options that read the inputs exactly as the schema was inferred; the sample spans
+ * `sampleFiles` files (default every file).
+ */
+export function readOptions(fileCount: number, sampleFiles = fileCount): string {
   const format = sqlString(NO_TEMPORAL_FORMAT);
-  return `dateformat = ${format}, timestampformat = ${format}, maximum_sample_files = ${Math.max(fileCount, 1)}`;
+  return `dateformat = ${format}, timestampformat = ${format}, maximum_sample_files = ${Math.max(Math.min(sampleFiles, fileCount), 1)}`;
 }
 
 export async function losslessColumns(engine: Engine, inputs: readonly LocalInput[]): Promise<TableColumn[]> {
@@ -136,7 +139,7 @@ export function exactRead(columns: readonly TableColumn[]): ExactRead {
           : `cast(${sqlIdent(c.name)} as ${c.type}) as ${sqlIdent(c.name)}`,
       )
       .join(", "),
-    ...(leaves.length > 0 ? { check: leafHits(leaves, inexact) } : {}),
+    ...(leaves.length > 0 ? { check: leafHits(leaves, inexactInteger) } : {}),
   };
 }
 
@@ -167,7 +170,8 @@ export async function retypeInexact(
 }
 
 const integer = (v: string) => `regexp_full_match(${v}, '-?[0-9]+')`;
-const inexact = (v: string) =>
+/** SQL: whether the text `v` is an integer a double does not hold exactly (at least 16 digits: 2^53 has 16). */
+export const inexactInteger = (v: string) =>
   `(length(${v}) >= 16 and ${integer(v)} and coalesce(try_cast(${v} as HUGEINT) <> try_cast(try_cast(${v} as DOUBLE) as HUGEINT), true))`;
 const notDecimal = (v: string) => `(not ${integer(v)} or try_cast(${v} as ${EXACT_INTEGER}) is null)`;
 

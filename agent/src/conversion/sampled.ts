@@ -1,0 +1,165 @@
+/**
+ * The sampled conversion: one streamed `COPY` with the schema DuckDB infers from a sample, then a
+ * proof over every record that the sample's schema cast nothing. Taken first; where the proof
+ * fails the conversion takes the every-record path (`convert.ts`), so the result is always the
+ * lossless schema, and the sample only decides how fast it is found.
+ *
+ * 1. Sample: `describe` of the inputs as `read_json` infers them from its sample (the first
+ *    `SAMPLE_FILES` files), temporal detection off (`schema.ts`). A schema with a type outside
+ *    `SAMPLED_TYPES` (a HUGEINT, which Parquet would hold as a double; a map) goes straight to the
+ *    every-record path.
+ * 2. Write: `COPY (select * from read_json(...))` to zstd Parquet of about the target file size,
+ *    DuckDB inferring the same schema from the same sample. Inferred (not given) columns make the
+ *    reader fail on a key the sample did not have, at any depth, and on an object or list where the
+ *    sample had another kind; any failure here means "not the sample's schema".
+ * 3. Prove, one scan each side: the inputs read with every leaf as `JSON` (each value as parsed),
+ *    and the written files read back: the row count, each column's non-null values and the sum of
+ *    each row's hash of its values' JSON spellings (`spelling.ts`). Different counts mean rows or
+ *    values were lost: the run fails. Equal counts but different spellings mean the sample's schema
+ *    cast a value past the sample (a fraction rounded, a number turned text): not the lossless
+ *    schema, so the every-record path converts instead. The written files' usual checksum
+ *    (`engine/checksum.ts`) comes from the same scan, for the manifest.
+ */
+import {
+  type Checksum,
+  checksumAggregates,
+  checksumFromRows,
+  compareChecksums,
+  readAsColumns,
+  type TableColumn,
+} from "../engine/checksum.ts";
+import { type Engine, sqlIdent, sqlList, sqlString } from "../engine/duckdb.ts";
+import { formatType, mapScalars, parseType, type TypeNode } from "../engine/type-spelling.ts";
+import { JobError } from "../registry.ts";
+import type { LocalInput } from "./misfit.ts";
+import { writeParquet } from "./parquet-files.ts";
+import { readOptions } from "./schema.ts";
+import { inputSpelling, outputSpelling, spellable } from "./spelling.ts";
+
+/**
+ * Files `read_json` samples. DuckDB's sample reads on past its 20,480 records once no text column
+ * could still be a date: 1.0 CPU-s for 16 files of 64 MB, 0.06 s for one (1.5.6).
+ */
+const SAMPLE_FILES = 1;
+/** Leaf types whose Parquet round trip is exact and whose `to_json` spelling is yyjson's. */
+const SAMPLED_TYPES = new Set(["BIGINT", "UBIGINT", "DOUBLE", "VARCHAR", "BOOLEAN", "JSON"]);
+
+export interface SampledWrite {
+  columns: TableColumn[];
+  checksum: Checksum;
+  files: string[];
+}
+
+type StepTimer = <T>(step: string, work: () => Promise<T>) => Promise<T>;
+
+/**
+ * Converts the inputs with their sample's schema into `dir`, proven lossless; undefined where the
+ * sample's schema does not hold every record exactly (the caller removes `dir` and infers from
+ * every record).
+ */
+export async function convertSampled(
+  engine: Engine,
+  inputs: readonly LocalInput[],
+  dir: string,
+  targetFileSizeMb: number,
+  timed: StepTimer,
+  afterWrite?: (files: string[]) => Promise<void>,
+): Promise<SampledWrite | undefined> {
+  const paths = sqlList(inputs.map((i) => i.path));
+  const options = readOptions(inputs.length, SAMPLE_FILES);
+  const columns = await timed("infer", () => sampleColumns(engine, paths, options));
+  if (!columns) return undefined;
+  const files = await timed("write", () =>
+    writeParquet(engine, `select * from read_json(${paths}, ${options})`, dir, targetFileSizeMb).catch(
+      () => undefined,
+    ),
+  );
+  if (!files) return undefined;
+  await afterWrite?.(files);
+  const nodes = columns.map((c) => parseType(c.type));
+  const asRead = columns.map((c, i) => `${sqlString(c.name)}: ${sqlString(asJson(nodes[i] as TypeNode))}`);
+  const input = await timed("prove_inputs", () =>
+    spelledChecksum(
+      engine,
+      `select * from read_json(${paths}, columns = {${asRead.join(", ")}}, ${readOptions(inputs.length)})`,
+      columns,
+      columns.map((c, i) => inputSpelling(sqlIdent(c.name), nodes[i] as TypeNode)),
+    ).catch(() => undefined),
+  );
+  if (!input) return undefined;
+  const output = await timed("prove_outputs", async () =>
+    spelledChecksum(
+      engine,
+      await readAsColumns(engine, files, columns),
+      columns,
+      columns.map((c, i) => outputSpelling(sqlIdent(c.name), nodes[i] as TypeNode)),
+      true,
+    ),
+  );
+  // Counts differ only where rows or values were lost; spellings also where the schema cast one.
+  const lost = compareChecksums({ ...input, rowHash: "0" }, { ...output, rowHash: "0" });
+  if (lost.length > 0)
+    throw new JobError(
+      `the Parquet written does not hold the inputs' rows (${lost.join("; ")}); nothing was uploaded`,
+      { retryable: false },
+    );
+  if (input.spelled !== output.spelled) return undefined;
+  const { spelled: _, ...checksum } = output;
+  return { columns, checksum, files };
+}
+
+/** The sample's schema, or undefined where it has a type the sampled path does not take. */
+async function sampleColumns(engine: Engine, paths: string, options: string) {
+  const rows = await engine
+    .query<{ column_name: string; column_type: string }>(
+      `describe select * from read_json(${paths}, ${options})`,
+    )
+    .catch(() => undefined);
+  if (!rows) return undefined;
+  try {
+    const columns = rows.map((r) => ({ name: r.column_name, node: parseType(r.column_type) }));
+    if (!columns.every((c) => spellable(c.node) && leaves(c.node).every((t) => SAMPLED_TYPES.has(t))))
+      return undefined;
+    return columns.map((c) => ({ name: c.name, type: formatType(c.node) }));
+  } catch {
+    return undefined; // a type the parser does not know (a union, a fixed-size array)
+  }
+}
+
+/**
+ * One scan of `select` (which has exactly `columns`): its rows, each column's non-null values, the
+ * sum of its rows' spelled hashes (`spelled`) and, `usual`, the row hash of `engine/checksum.ts`.
+ */
+async function spelledChecksum(
+  engine: Engine,
+  select: string,
+  columns: readonly TableColumn[],
+  spellings: readonly string[],
+  usual = false,
+): Promise<Checksum & { spelled: string }> {
+  const counts = usual
+    ? checksumAggregates(columns)
+    : ["count(*) as ck_rows", ...columns.map((c, i) => `count(${sqlIdent(c.name)}) as ck_count_${i}`)].join(
+        ", ",
+      );
+  const rows = await engine.query(
+    `select ${counts}, coalesce(sum(hash(${spellings.join(", ")})), 0)::varchar as ck_spelled from (${select})`,
+  );
+  return { ...checksumFromRows(columns, rows), spelled: String(rows[0]?.ck_spelled) };
+}
+
+/** The type with every leaf read as `JSON`: the value as DuckDB parsed it, whatever its kind. */
+const asJson = (node: TypeNode) => formatType(mapScalars(node, () => "JSON"));
+
+function leaves(node: TypeNode): string[] {
+  switch (node.kind) {
+    case "scalar":
+      return [node.name];
+    case "list":
+      return leaves(node.of);
+    case "struct":
+      return node.fields.flatMap(([, f]) => leaves(f));
+    case "map":
+      return [...leaves(node.key), ...leaves(node.value)];
+  }
+}
