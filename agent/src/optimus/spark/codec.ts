@@ -7,6 +7,7 @@
  * it holds at most one compressed block (lz4-java and snappy-java cap blocks at a few MiB) or the
  * zstd window (see `zstd.ts`), never the whole file.
  */
+/// <reference path="./vendor.d.ts" />
 import { decompressBlock } from "lz4js";
 import { uncompress as snappyBlock } from "snappyjs";
 import { zstd } from "./zstd.ts";
