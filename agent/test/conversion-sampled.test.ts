@@ -55,7 +55,6 @@ describe("the sampled conversion", () => {
         b: i % 3 === 0,
         s: { os: t, v: i, l: [{ k: i / 4 }] },
         tags: [t, null],
-        gone: null,
       }),
     );
     lines.push(JSON.stringify({ id: 7 }), JSON.stringify({ id: 8, n: -0.25, s: null, tags: [] }));
@@ -63,7 +62,7 @@ describe("the sampled conversion", () => {
     expect(path).toBe("sampled");
     expect(checksum.rows).toBe(9);
     expect(files.reduce((n, f) => n + f.rows, 0)).toBe(9);
-    expect(types).toMatchObject({ id: "BIGINT", t: "VARCHAR", n: "DOUBLE", b: "BOOLEAN", gone: "JSON" });
+    expect(types).toMatchObject({ id: "BIGINT", t: "VARCHAR", n: "DOUBLE", b: "BOOLEAN" });
     expect(rows.slice(0, 7).map((r) => r.t)).toEqual(text);
     expect(rows.map((r) => r.n)).toEqual([100, 1.5, 100, 1.5, 100, 1.5, 100, null, -0.25]);
     expect(rows[5]?.s).toEqual({ os: "5", v: "5", l: [{ k: 1.25 }] });
@@ -101,6 +100,17 @@ describe("the sampled conversion", () => {
     expect(path).toBe("every record");
     expect(types).toMatchObject({ late: "VARCHAR", s: 'STRUCT("a" BIGINT, "b" VARCHAR)' });
     expect(rows.at(-1)).toMatchObject({ late: "x", s: { a: "1", b: "y" } });
+  });
+
+  it("types a field null throughout the sample from every record, not as the sample's JSON", async () => {
+    const lines = [
+      ...many((i) => ({ id: i, n: null, mixed: i % 2 ? 1 : "x" })),
+      `{"id": ${PAST_SAMPLE}, "n": 5}`,
+    ];
+    const { path, rows, types } = await convert([lines]);
+    expect(path).toBe("every record");
+    expect(types).toMatchObject({ n: "BIGINT", mixed: "JSON" });
+    expect(rows.at(-1)?.n).toBe("5");
   });
 
   it("takes the every-record path for integers beyond 64 bits (a double would round them)", async () => {

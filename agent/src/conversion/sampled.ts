@@ -6,8 +6,8 @@
  *
  * 1. Sample: `describe` of the inputs as `read_json` infers them from its sample (the first
  *    `SAMPLE_FILES` files), temporal detection off (`schema.ts`). A schema with a type outside
- *    `SAMPLED_TYPES` (a HUGEINT, which Parquet would hold as a double; a map) goes straight to the
- *    every-record path.
+ *    `SAMPLED_TYPES` (a HUGEINT, which Parquet would hold as a double; a map; JSON) goes straight
+ *    to the every-record path.
  * 2. Write: `COPY (select * from read_json(...))` to zstd Parquet of about the target file size,
  *    DuckDB inferring the same schema from the same sample. Inferred (not given) columns make the
  *    reader fail on a key the sample did not have, at any depth, and on an object or list where the
@@ -41,8 +41,13 @@ import { inputSpelling, outputSpelling, spellable } from "./spelling.ts";
  * could still be a date: 1.0 CPU-s for 16 files of 64 MB, 0.06 s for one (1.5.6).
  */
 const SAMPLE_FILES = 1;
-/** Leaf types whose Parquet round trip is exact and whose `to_json` spelling is yyjson's. */
-const SAMPLED_TYPES = new Set(["BIGINT", "UBIGINT", "DOUBLE", "VARCHAR", "BOOLEAN", "JSON"]);
+/**
+ * Leaf types whose Parquet round trip is exact and whose `to_json` spelling is yyjson's. Not
+ * `JSON`: the sample infers it for a field that is null (or an empty list) throughout the sample,
+ * which every record may type (and for a field of mixed kinds, which the every-record path infers
+ * too), so the sampled path never writes a schema the every-record path would not.
+ */
+const SAMPLED_TYPES = new Set(["BIGINT", "UBIGINT", "DOUBLE", "VARCHAR", "BOOLEAN"]);
 
 export interface SampledWrite {
   columns: TableColumn[];
