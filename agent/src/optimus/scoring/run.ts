@@ -175,7 +175,7 @@ function methodOf(
   if (sample.rows === 0) return `nothing sampled; ${replay} against the files' statistics`;
   return (
     `sample of ${sample.rows} rows from ${sample.files} of ${files} files (spread evenly in key order, ` +
-    `whole files, the one passing the row bound thinned evenly), each layout simulated by sorting it as the crunch writes ` +
+    `evenly spaced rows of them where they hold more), each layout simulated by sorting it as the crunch writes ` +
     `and cutting it into ${pseudoFiles} pseudo-files; ${replay} against each layout's pseudo-file ` +
     `min/max and the real files' statistics` +
     (low.size > 0 ? `; low-cardinality (never a layout alone): ${[...low].join(", ")}` : "")

@@ -7,17 +7,19 @@
  * - Files are chosen as an opportunity scan chooses them (`opportunities/sample.ts`), spread evenly
  *   over the table's files in key order: as many as the row bound needs at the table's rows per
  *   file (from the metadata's row counts; where some files lack one, from the rows per byte of those
- *   that have one, or of one file's footer).
- * - Whole files in key order, until the bound: the file that passes it keeps an evenly spaced
- *   subset of its rows (in their order) to fill the bound exactly; later files are left out.
- *   Deterministic: the same snapshot gives the same sample.
+ *   that have one, or of one file's footer), but at least `MIN_SPREAD_FILES` (or all) so that a table
+ *   of large files is not judged by one, and at most `MAX_SAMPLE_FILES`.
+ * - Where the chosen files hold more rows than the bound, evenly spaced rows of them are kept (row g
+ *   of the files' T rows in order, when floor((g+1)·B/T) > floor(g·B/T)): exactly the bound, thinned
+ *   while the files are scanned, so no more than the sample is ever held. Deterministic: the same
+ *   snapshot gives the same sample.
  * - Only the asked columns are read. A partition column's value comes from the file's partition
  *   values (where a file also holds the column, the file's value wins); one that can't be read in the
  *   column's type is null.
  */
 import { join } from "node:path";
 import { readAsColumns } from "../../engine/checksum.ts";
-import { type Engine, sqlIdent, sqlString } from "../../engine/duckdb.ts";
+import { type Engine, sqlIdent, sqlList, sqlString } from "../../engine/duckdb.ts";
 import { withInsertionOrder } from "../../engine/rewrite.ts";
 import type { Table, TableFile } from "../../formats/index.ts";
 import { pickSample } from "../../opportunities/sample.ts";
@@ -27,6 +29,10 @@ import { kindOf } from "./values.ts";
 export const SAMPLE_TABLE = "optimus_sample";
 /** The sample's row order as the files hold it. */
 export const ORD_COLUMN = "__lakesmith_scoring_ord";
+/** The fewest files a sample spreads over (where the table has them), whatever their size. */
+export const MIN_SPREAD_FILES = 32;
+/** The most files a sample reads: a table of many tiny files gets a smaller sample, not a slow one. */
+export const MAX_SAMPLE_FILES = 2_000;
 
 export interface SampleJob {
   engine: Engine;
@@ -50,51 +56,50 @@ export async function loadSample(job: SampleJob): Promise<LoadedSample> {
   const files = table.files.filter((f) => f.size > 0);
   if (files.length === 0 || job.maxRows <= 0) return emptySample(engine, job.columns);
   const needed = await filesNeeded(job, files);
-  const picks = pickSample(files, { maxFiles: needed, maxBytes: Number.POSITIVE_INFINITY });
+  const spread = Math.min(MAX_SAMPLE_FILES, Math.max(needed, MIN_SPREAD_FILES));
+  const picks = pickSample(files, { maxFiles: spread, maxBytes: Number.POSITIVE_INFINITY });
   const paths = await localPaths(
     job.store,
     picks.map((f) => f.key),
     join(job.dir, "files"),
     job.signal,
   );
+  // Rows before each file in the sample's order, from the footers: row g of T is kept when
+  // floor((g+1)·B/T) > floor(g·B/T), which keeps B = min(bound, T) rows, evenly spaced.
+  const footers = await engine.query<{ file_name: string; n: string | number }>(
+    `select file_name, sum(num_rows) as n from parquet_file_metadata(${sqlList(paths)}) group by file_name`,
+  );
+  const rowsOf = new Map(footers.map((f) => [f.file_name, Number(f.n)]));
+  const offsets: number[] = [];
+  let total = 0;
+  for (const path of paths) {
+    offsets.push(total);
+    total += rowsOf.get(path) ?? 0;
+  }
+  const bound = Math.min(job.maxRows, total);
+  const g = `(list_extract([${offsets.join(", ")}]::bigint[], file_index::bigint + 1) + file_row_number)`;
   const wanted = new Set(job.columns);
   const dataColumns = table.columns.filter((c) => wanted.has(c.name));
-  const source = await readAsColumns(engine, paths, dataColumns, { filename: true });
+  // `readAsColumns` is one SELECT over `read_parquet`: the WHERE filters its scan (virtual columns).
+  const source = `${await readAsColumns(engine, paths, dataColumns, { filename: true })} where ${
+    bound === total ? "true" : `((${g} + 1) * ${bound}) // ${total} > (${g} * ${bound}) // ${total}`
+  }`;
   await withInsertionOrder(engine, true, () =>
     engine.run(`create or replace temp table optimus_raw as ${source}`),
   );
   try {
-    const counts = await engine.query<{ filename: string; n: string | number; first: string | number }>(
-      "select filename, count(*) as n, min(rowid) as first from optimus_raw group by filename",
-    );
-    const byPath = new Map(counts.map((c) => [c.filename, { n: Number(c.n), first: Number(c.first) }]));
-    // Whole files until the bound; the file that passes it keeps `keep` of its rows.
-    const kept: { path: string; file: TableFile; n: number; first: number; keep: number }[] = [];
-    let rows = 0;
-    for (const [i, path] of paths.entries()) {
-      const count = byPath.get(path) ?? { n: 0, first: 0 };
-      if (rows >= job.maxRows) break;
-      const keep = Math.min(count.n, job.maxRows - rows);
-      kept.push({ path, file: picks[i] as TableFile, ...count, keep });
-      rows += keep;
-    }
     const partitions = table.partitionColumns.filter((c) => wanted.has(c));
     await engine.run(
-      `create or replace temp table optimus_files (filename varchar, n bigint, first bigint, keep bigint${partitions
-        .map((_, i) => `, pv_${i} varchar`)
-        .join("")})`,
+      `create or replace temp table optimus_files (filename varchar${partitions.map((_, i) => `, pv_${i} varchar`).join("")})`,
     );
-    if (kept.length > 0)
-      await engine.run(
-        `insert into optimus_files values ${kept
-          .map(
-            (k) =>
-              `(${sqlString(k.path)}, ${k.n}, ${k.first}, ${k.keep}${partitions
-                .map((c) => `, ${sqlValue(k.file.partitionValues[c])}`)
-                .join("")})`,
-          )
-          .join(", ")}`,
-      );
+    await engine.run(
+      `insert into optimus_files values ${paths
+        .map(
+          (path, i) =>
+            `(${sqlString(path)}${partitions.map((c) => `, ${sqlValue(picks[i]?.partitionValues[c])}`).join("")})`,
+        )
+        .join(", ")}`,
+    );
     const list = job.columns.map((c) => {
       const p = partitions.indexOf(c);
       const data = dataColumns.some((d) => d.name === c);
@@ -102,16 +107,13 @@ export async function loadSample(job: SampleJob): Promise<LoadedSample> {
       const fromPath = `try_cast(f.pv_${p} as ${partitionType(table, c)})`;
       return `${data ? `coalesce(r.${sqlIdent(c)}, ${fromPath})` : fromPath} as ${sqlIdent(c)}`;
     });
-    // Position p of a file's n rows is kept when floor((p+1)·keep/n) > floor(p·keep/n): `keep` rows, evenly spaced.
-    const position = "(r.rowid - f.first)";
     await engine.run(
       `create or replace temp table ${SAMPLE_TABLE} as
        select r.rowid as ${sqlIdent(ORD_COLUMN)}${list.map((l) => `, ${l}`).join("")}
-       from optimus_raw r join optimus_files f on r.filename = f.filename
-       where f.keep = f.n or ((${position} + 1) * f.keep) // f.n > (${position} * f.keep) // f.n`,
+       from optimus_raw r join optimus_files f on r.filename = f.filename`,
     );
     const [count] = await engine.query<{ n: string | number }>(`select count(*) as n from ${SAMPLE_TABLE}`);
-    return { rows: Number(count?.n ?? 0), files: kept.length };
+    return { rows: Number(count?.n ?? 0), files: paths.length };
   } finally {
     await engine.run("drop table if exists optimus_raw; drop table if exists optimus_files");
   }
