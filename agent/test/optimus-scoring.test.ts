@@ -331,6 +331,17 @@ describe("layout scoring", () => {
     expect(excludes(code as never, bounds("string", "C", "Z"))).toBe(true);
     expect(excludes(code as never, bounds("string", "B", "Z"))).toBe(false);
     expect(excludes(code as never, { onlyNulls: true })).toBe(true);
+    // Range bounds at the file's edges: strict and inclusive operators differ exactly there.
+    const onX = (op: "<" | "<=" | ">" | ">=", v: string) => ({
+      column: "x",
+      kind: "number" as const,
+      op,
+      values: [readLiteral("number", v) as never],
+    });
+    const file = { min: readValue("number", 10), max: readValue("number", 20) };
+    expect([excludes(onX("<", "10"), file), excludes(onX("<=", "10"), file)]).toEqual([true, false]);
+    expect([excludes(onX(">", "20"), file), excludes(onX(">=", "20"), file)]).toEqual([true, false]);
+    expect(excludes(onX(">", "20"), { min: readValue("number", 10) })).toBe(false);
   });
 
   it("replays the workload on the real files' statistics, overall and per day", async () => {
