@@ -22,6 +22,7 @@ import { Engine, sqlString, statLeaves, statsFromCopy } from "../src/engine/inde
 import { optimusHandlers } from "../src/handlers/optimus.ts";
 import { excludes } from "../src/optimus/scoring/replay.ts";
 import { runLayoutScoring } from "../src/optimus/scoring/run.ts";
+import { spreadCount } from "../src/optimus/scoring/sample.ts";
 import { compareValues, readLiteral, readValue } from "../src/optimus/scoring/values.ts";
 import { typeWorkload } from "../src/optimus/scoring/workload.ts";
 import { FileStore } from "../src/store/index.ts";
@@ -392,6 +393,15 @@ describe("layout scoring", () => {
     const dataOnly = await score(bare, [workload[0] as OptimusFilterSet]);
     expect(dataOnly.current.measured_skip_fraction).toBeNull();
     expect(dataOnly.days.map((d) => d.measured_skip_fraction)).toEqual([null, null]);
+  });
+
+  it("spreads a sample over at least 32 files where 2 GiB allow, and never over more than 2,000", () => {
+    const sized = (n: number, size: number) => Array.from({ length: n }, () => ({ size }));
+    expect(spreadCount(sized(25, 1e6), 13)).toBe(25);
+    expect(spreadCount(sized(1_000, 1e6), 13)).toBe(32);
+    expect(spreadCount(sized(1_000, 2 ** 30), 1)).toBe(2);
+    expect(spreadCount(sized(1_000, 2 ** 30), 5)).toBe(5);
+    expect(spreadCount(sized(100_000, 1e3), 50_000)).toBe(2_000);
   });
 
   it("runs as the agent's layout_scoring handler end to end", async () => {

@@ -8,7 +8,8 @@
  *   over the table's files in key order: as many as the row bound needs at the table's rows per
  *   file (from the metadata's row counts; where some files lack one, from the rows per byte of those
  *   that have one, or of one file's footer), but at least `MIN_SPREAD_FILES` (or all) so that a table
- *   of large files is not judged by one, and at most `MAX_SAMPLE_FILES`.
+ *   of large files is not judged by one, as far as `SPREAD_BYTES` of files allow; at most
+ *   `MAX_SAMPLE_FILES`. Chosen files are downloaded whole into the job's scratch folder.
  * - Where the chosen files hold more rows than the bound, evenly spaced rows of them are kept (row g
  *   of the files' T rows in order, when floor((g+1)·B/T) > floor(g·B/T)): exactly the bound, thinned
  *   while the files are scanned, so no more than the sample is ever held. Deterministic: the same
@@ -31,6 +32,8 @@ export const SAMPLE_TABLE = "optimus_sample";
 export const ORD_COLUMN = "__lakesmith_scoring_ord";
 /** The fewest files a sample spreads over (where the table has them), whatever their size. */
 export const MIN_SPREAD_FILES = 32;
+/** The bytes a sample may read to reach `MIN_SPREAD_FILES` (files of 1 GB: 2 of them, not 32). */
+export const SPREAD_BYTES = 2 * 2 ** 30;
 /** The most files a sample reads: a table of many tiny files gets a smaller sample, not a slow one. */
 export const MAX_SAMPLE_FILES = 2_000;
 
@@ -56,8 +59,10 @@ export async function loadSample(job: SampleJob): Promise<LoadedSample> {
   const files = table.files.filter((f) => f.size > 0);
   if (files.length === 0 || job.maxRows <= 0) return emptySample(engine, job.columns);
   const needed = await filesNeeded(job, files);
-  const spread = Math.min(MAX_SAMPLE_FILES, Math.max(needed, MIN_SPREAD_FILES));
-  const picks = pickSample(files, { maxFiles: spread, maxBytes: Number.POSITIVE_INFINITY });
+  const picks = pickSample(files, {
+    maxFiles: spreadCount(files, needed),
+    maxBytes: Number.POSITIVE_INFINITY,
+  });
   const paths = await localPaths(
     job.store,
     picks.map((f) => f.key),
@@ -117,6 +122,13 @@ export async function loadSample(job: SampleJob): Promise<LoadedSample> {
   } finally {
     await engine.run("drop table if exists optimus_raw; drop table if exists optimus_files");
   }
+}
+
+/** How many files a sample reads when the bound needs `needed` of them (see the module comment). */
+export function spreadCount(files: readonly Pick<TableFile, "size">[], needed: number): number {
+  const averageSize = files.reduce((n, f) => n + f.size, 0) / Math.max(1, files.length);
+  const extra = Math.min(MIN_SPREAD_FILES, Math.floor(SPREAD_BYTES / Math.max(1, averageSize)));
+  return Math.min(files.length, MAX_SAMPLE_FILES, Math.max(needed, extra));
 }
 
 /** How many files the bound needs at the table's rows per file (at least 1, at most all). */
