@@ -172,7 +172,7 @@ export async function retypeInexact(
 const integer = (v: string) => `regexp_full_match(${v}, '-?[0-9]+')`;
 /** SQL: whether the text `v` is an integer a double does not hold exactly (at least 16 digits: 2^53 has 16). */
 export const inexactInteger = (v: string) =>
-  `(length(${v}) >= 16 and ${integer(v)} and coalesce(try_cast(${v} as HUGEINT) <> try_cast(try_cast(${v} as DOUBLE) as HUGEINT), true))`;
+  `(strlen(${v}) >= 16 and ${integer(v)} and coalesce(try_cast(${v} as HUGEINT) <> try_cast(try_cast(${v} as DOUBLE) as HUGEINT), true))`;
 const notDecimal = (v: string) => `(not ${integer(v)} or try_cast(${v} as ${EXACT_INTEGER}) is null)`;
 
 /** Aggregates `hit_<i>`: whether any value of leaf i passes `test`. */

@@ -1,19 +1,21 @@
 /**
- * Every value of a row as its JSON spelling, in SQL: the yardstick of the sampled conversion's
- * lossless check (`sampled.ts`). The same row spelled from the input (each value read as the JSON
+ * Every value of a row as its JSON spelling (a DOUBLE as itself), in SQL: the yardstick of the
+ * sampled conversion's lossless check (`sampled.ts`). The same row spelled from the input (each value read as the JSON
  * DuckDB parsed) and from the written Parquet (each typed value through `to_json`) hash the same
  * exactly when no value was cast: a number read into a VARCHAR column spells `"5"`, not `5`; a
  * fraction rounded into a BIGINT spells `2`, not `1.5`; text read as a number loses its quotes.
  *
  * Rules:
- * - Both sides keep the type's shape (structs, lists) with a VARCHAR at every leaf, so a value can
- *   only match the value at the same place. Maps are not spelled (`spellable` is false): their
+ * - Both sides keep the type's shape (structs, lists) with a VARCHAR (a DOUBLE for a DOUBLE) at
+ *   every leaf, so a value can only match the value at the same place. Maps are not spelled (`spellable` is false): their
  *   keys are data, and a conversion with one takes the every-record path.
- * - A DOUBLE leaf's input spelling is the number as a double would spell it (`100` and `100.0`
- *   are the same double), except an integer a double does not hold exactly, which keeps its own
- *   spelling and so never matches: the every-record path retypes it.
- * - Both sides are spelled by yyjson (DuckDB's JSON reader and `to_json`), so a double, an
- *   escaped string and a nested JSON value print the same on both.
+ * - A DOUBLE leaf is the double itself on both sides: the input's number read as a double
+ *   (`100` and `100.0` are the same double); what is not a number (`"1.5"`, `true`), and an
+ *   integer a double does not hold exactly, is NULL on the input side where the written value is
+ *   not, so it never matches (the every-record path retypes it). Spelling the double as text
+ *   instead (`to_json`) cost as much as the rest of the input side's spelling together.
+ * - Every other leaf is spelled by yyjson on both sides (DuckDB's JSON reader and `to_json`), so
+ *   an escaped string and a nested JSON value print the same on both.
  */
 import { sqlString } from "../engine/duckdb.ts";
 import type { TypeNode } from "../engine/type-spelling.ts";
@@ -38,15 +40,15 @@ export function inputSpelling(expr: string, node: TypeNode): string {
   return spell(expr, node, 0, (leaf, name) => {
     const text = `${leaf}::VARCHAR`;
     if (name !== "DOUBLE") return text;
-    // A JSON number starts with a digit or a minus sign; anything else keeps its spelling (and mismatches).
-    const number = `(ascii(${text}) between 48 and 57 or ascii(${text}) = 45)`;
-    return `case when ${number} and not coalesce(${inexactInteger(text)}, false) then to_json(${text}::DOUBLE)::VARCHAR else ${text} end`;
+    // A JSON number starts with a digit or a minus sign (byte comparisons, no decoding).
+    const number = `((${text} >= '0' and ${text} < ':') or (${text} >= '-' and ${text} < '.'))`;
+    return `case when not ${number} then NULL::DOUBLE when strlen(${text}) >= 16 and coalesce(${inexactInteger(text)}, false) then NULL::DOUBLE else ${text}::DOUBLE end`;
   });
 }
 
 /** The value `expr` of type `node`, read from the written Parquet, spelled. */
 export function outputSpelling(expr: string, node: TypeNode): string {
-  return spell(expr, node, 0, (leaf) => `to_json(${leaf})::VARCHAR`);
+  return spell(expr, node, 0, (leaf, name) => (name === "DOUBLE" ? leaf : `to_json(${leaf})::VARCHAR`));
 }
 
 function spell(
