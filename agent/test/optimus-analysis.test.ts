@@ -20,6 +20,8 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AllowList } from "../src/allow.ts";
 import { optimusHandlers } from "../src/handlers/optimus.ts";
+import { waterLevel } from "../src/optimus/analysis/bounded.ts";
+import { RunFold } from "../src/optimus/analysis/fold.ts";
 import { runQueryLogAnalysis } from "../src/optimus/analysis/run.ts";
 import { normalizeLocation, TableMatcher } from "../src/optimus/analysis/tables.ts";
 import { TableWorkload } from "../src/optimus/analysis/workload.ts";
@@ -573,5 +575,28 @@ describe("folding a table's scans into filter sets", () => {
     const kept = part.filter_sets.reduce((n, s) => n + s.bytes_scanned, 0);
     expect(kept + part.other.bytes_scanned).toBe(part.bytes_scanned);
     expect(part.filter_sets.reduce((n, s) => n + s.queries, 0) + part.other.queries).toBe(32);
+  });
+
+  it("bounds the sets held over all tables, cutting the largest tables to one level and keeping the small whole", () => {
+    expect(waterLevel([2, 10, 30], 20)).toBe(9);
+    expect(waterLevel([2, 3], 20)).toBe(Number.POSITIVE_INFINITY);
+    expect(waterLevel([5, 5, 5], 2)).toBe(1);
+
+    const small = TABLES[0] as OptimusTableRef;
+    const fold = new RunFold({ maxOpenTotal: 20 });
+    for (let i = 0; i < 2; i++)
+      fold.add(small, { example: `s${i}` }, [share([predicate("a", "=", [String(i)])], 5)]);
+    for (let i = 0; i < 30; i++)
+      fold.add(table, { example: `q${i}` }, [share([predicate("a", "=", [String(i)])], i + 1)]);
+    expect(fold.openSets).toBeLessThanOrEqual(20);
+    const parts = fold.workloads().map((w) => w.part());
+    const a = parts.find((p) => p.table_id === small.table_id);
+    const b = parts.find((p) => p.table_id === table.table_id);
+    expect(a?.filter_sets).toHaveLength(2);
+    expect(a?.other).toEqual({ queries: 0, bytes_scanned: 0 });
+    expect(b?.filter_sets.length).toBeLessThan(19);
+    expect(b?.filter_sets[0]?.bytes_scanned).toBe(30);
+    const kept = (b?.filter_sets ?? []).reduce((n, s) => n + s.bytes_scanned, 0);
+    expect(kept + (b?.other.bytes_scanned ?? 0)).toBe((30 * 31) / 2);
   });
 });

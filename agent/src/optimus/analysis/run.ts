@@ -9,7 +9,8 @@
  * 2. Map (`tables.ts`): a query's bytes are split evenly over all its scans (logs give a per-query
  *    figure), so an unmatched scan keeps its share out of the tables'; a query without a byte
  *    figure counts 1 query and 0 bytes.
- * 3. Fold (`workload.ts`): bounded per table; unmatched scans are tallied by name (`unmatched.ts`).
+ * 3. Fold (`fold.ts`, `workload.ts`): bounded per table and over all tables; unmatched scans are
+ *    tallied by name (`unmatched.ts`).
  * 4. Send: one part per table, validated, in fqn order, each awaited before the next.
  * Progress is reported every `progressEvery` queries read (2,000) and per part; `ctx.signal` is
  * checked per query and per part.
@@ -24,10 +25,11 @@ import {
 import type { JobContext } from "../../registry.ts";
 import type { ObjectStore } from "../../store/index.ts";
 import { isOwnQuery, type LoggedQuery, type QueryLogReader, type ReadStats } from "../query.ts";
+import { type FoldLimits, RunFold } from "./fold.ts";
 import { TableMatcher } from "./tables.ts";
 import { UnmatchedScans } from "./unmatched.ts";
 import { dayOf, inWindow } from "./window.ts";
-import { type ScanShare, TableWorkload, type WorkloadLimits } from "./workload.ts";
+import type { ScanShare } from "./workload.ts";
 
 export interface AnalysisOptions {
   store: ObjectStore;
@@ -35,7 +37,7 @@ export interface AnalysisOptions {
   /** The key prefix of the logs in `store` ("" for all of it). */
   prefix?: string;
   progressEvery?: number;
-  limits?: WorkloadLimits;
+  limits?: FoldLimits;
 }
 
 const PROGRESS_EVERY = 2_000;
@@ -56,10 +58,17 @@ export async function runQueryLogAnalysis(
     scans_matched: 0,
   };
   const matcher = new TableMatcher(payload.tables);
-  const workloads = new Map<OptimusTableRef, TableWorkload>();
+  const fold = new RunFold(options.limits);
   const unmatched = new UnmatchedScans();
   const every = options.progressEvery ?? PROGRESS_EVERY;
-  const report = () => ctx.progress({ step: "reading", logs: stats.logs, lines: stats.lines, ...counts });
+  const report = () =>
+    ctx.progress({
+      step: "reading",
+      logs: stats.logs,
+      lines: stats.lines,
+      ...counts,
+      filter_sets_held: fold.openSets,
+    });
 
   for await (const query of options.reader(options.store, options.prefix ?? "", stats)) {
     ctx.signal.throwIfAborted();
@@ -74,16 +83,12 @@ export async function runQueryLogAnalysis(
     counts.scans += query.scans.length;
     counts.scans_matched += query.scans.length - missed.length;
     const seen = { day: dayOf(query.startedAt), example: query.label ?? query.id };
-    for (const [table, shares] of matched) {
-      const workload = workloads.get(table) ?? new TableWorkload(table, options.limits);
-      workloads.set(table, workload);
-      workload.add(seen, shares);
-    }
+    for (const [table, shares] of matched) fold.add(table, seen, shares);
     if (missed.length > 0) unmatched.add(missed);
   }
   report();
 
-  const ordered = [...workloads.values()].sort((a, b) => (a.table.table_fqn < b.table.table_fqn ? -1 : 1));
+  const ordered = fold.workloads();
   for (const [i, workload] of ordered.entries()) {
     ctx.signal.throwIfAborted();
     await ctx.part(OptimusWorkloadPartSchema.parse(workload.part()));

@@ -6,7 +6,8 @@
  * - Counting: a query counts once for the table and once for each distinct filter set its scans of
  *   the table fall in; its bytes are the sum of those scans' shares (`run.ts` splits a query's bytes).
  *   A query without a start time is in the totals but in no day.
- * - Memory: at most `maxOpen` distinct sets are held (20,000 by default). Past that, the smaller
+ * - Memory: at most `maxOpen` distinct sets are held (20,000 by default; the run also bounds all
+ *   tables together, `fold.ts`). Past that, the smaller
  *   half by bytes scanned (then queries; `bounded.ts`) is folded into `other`; a set seen again
  *   later starts afresh, its earlier volume staying in `other`. So `other` is exact in total, and a
  *   kept set may undercount only if it was once among the smaller half.
@@ -23,7 +24,7 @@ import {
   type OptimusWorkloadPart,
 } from "@lakesmith/shared/optimus";
 import type { LoggedScan } from "../query.ts";
-import { addVolume, cutSmallest, largestFirst } from "./bounded.ts";
+import { addVolume, cutSmallest, keepLargest, largestFirst } from "./bounded.ts";
 import { canonicalFilters } from "./filter-set.ts";
 
 /** The distinct filter sets one table's fold holds before it folds the smaller half into `other`. */
@@ -88,6 +89,16 @@ export class TableWorkload {
     }
     for (const set of cutSmallest(this.open, this.maxOpen))
       addVolume(this.other, set.queries, set.bytes_scanned);
+  }
+
+  /** The distinct filter sets held now. */
+  get openSets(): number {
+    return this.open.size;
+  }
+
+  /** Folds all but the `keep` largest filter sets into `other` (the run's bound over all tables). */
+  shrinkTo(keep: number): void {
+    for (const set of keepLargest(this.open, keep)) addVolume(this.other, set.queries, set.bytes_scanned);
   }
 
   /** The table's workload part: the largest filter sets, the rest in `other`. */
