@@ -69,6 +69,19 @@ describe("the sampled conversion", () => {
     expect(rows[8]).toMatchObject({ s: null, tags: [] });
   });
 
+  it("converts keys that need quoting, at any depth, on the sampled path", async () => {
+    const lines = [
+      `{"id": 1, "a b": 1, "q\\"x": {"y z": 1.5, "it's": ["x"]}, "l": [{"k'": 2.5}]}`,
+      `{"id": 2, "a b": 2, "q\\"x": {"y z": 2, "it's": []}, "l": [{"k'": 3}]}`,
+    ];
+    const { path, rows } = await convert([lines]);
+    expect(path).toBe("sampled");
+    expect(rows.map((r) => [r["a b"], r['q"x'], r.l])).toEqual([
+      ["1", { "y z": 1.5, "it's": ["x"] }, [{ "k'": 2.5 }]],
+      ["2", { "y z": 2, "it's": [] }, [{ "k'": 3 }]],
+    ]);
+  });
+
   it.each([
     ["a fraction in an integer field", { n: 1 }, "1.5", "DOUBLE", 1.5],
     ["a number in a text field", { n: "x" }, "5", "JSON", "5"],
