@@ -31,6 +31,7 @@ import { HandlerRegistry } from "../src/registry.ts";
 import { runJob } from "../src/runner.ts";
 import { FileStore } from "../src/store/index.ts";
 import { DELTA_FIXTURES } from "./support/fixtures.ts";
+import { scanNode, sparkLog } from "./support/spark-log.ts";
 
 const SPARK = join(DELTA_FIXTURES, "../query-logs/spark");
 const NDS = "gs://nds-uscentral1/parquet_sf3k_decimal";
@@ -39,47 +40,6 @@ const NDS_Q88_BYTES = 3_514_194_595_568;
 
 let root: string;
 const logs = () => join(root, "logs");
-
-/** A Spark event log written the way Spark writes one: JSON events, one a line. */
-function sparkLog(
-  executions: { id: number; time?: number; description: string; bytes: number; scans: object[] }[],
-) {
-  const ui = "org.apache.spark.sql.execution.ui.";
-  const events: object[] = [{ Event: "SparkListenerLogStart", "Spark Version": "3.5.1" }];
-  for (const e of executions) {
-    const children = e.scans.map((scan, i) => ({
-      ...scan,
-      children: [],
-      metrics: [{ name: "size of files read", accumulatorId: e.id * 100 + i }],
-    }));
-    events.push(
-      {
-        Event: `${ui}SparkListenerSQLExecutionStart`,
-        executionId: e.id,
-        description: e.description,
-        ...(e.time === undefined ? {} : { time: e.time }),
-        sparkPlanInfo: { nodeName: "HashAggregate", children },
-      },
-      {
-        Event: `${ui}SparkListenerDriverAccumUpdates`,
-        executionId: e.id,
-        accumUpdates: children.map((_, i) => [e.id * 100 + i, e.bytes / children.length]),
-      },
-      { Event: `${ui}SparkListenerSQLExecutionEnd`, executionId: e.id, time: (e.time ?? 0) + 500 },
-    );
-  }
-  return `${events.map((e) => JSON.stringify(e)).join("\n")}\n`;
-}
-
-const scanNode = (table: string, location: string, filters: { partition?: string; data?: string } = {}) => ({
-  nodeName: `Scan parquet ${table}`,
-  metadata: {
-    Location: `InMemoryFileIndex(1 paths)[${location}]`,
-    PartitionFilters: filters.partition ?? "[]",
-    DataFilters: filters.data ?? "[]",
-    ReadSchema: "struct<region:string,amount:int>",
-  },
-});
 
 const at = (iso: string) => Date.parse(iso);
 
