@@ -5,7 +5,8 @@
  *    fake_people_3000.csv and faker's locales, labelling each token O, B-PERSON or I-PERSON. No
  *    name word of a held-out record is drawn, and development names are disjoint from training's
  *    (lib/name-holdout.ts).
- * 2. Train the hashed bag MLP (bag-mlp.ts) with Adam.
+ * 2. Train ENSEMBLE hashed bag MLPs (bag-mlp.ts) with Adam from different seeds, merged into one
+ *    model that averages their logits.
  * 3. Pick the decision thresholds on the development sentences (lib/ner-thresholds.ts): the best
  *    span F2 among those whose span precision reaches MIN_DEV_PRECISION.
  * 4. Write models/person-ner.onnx and its spec models/person-ner.json.
@@ -17,7 +18,7 @@ import { TAGS } from "../src/ner/decode.ts";
 import { FEATURES_PER_TOKEN, tokenRows } from "../src/ner/features.ts";
 import { nameGazetteer } from "../src/ner/gazetteer.ts";
 import { tokenize } from "../src/ner/tokenize.ts";
-import { BagMlp, type Item, mulberry32 } from "./lib/bag-mlp.ts";
+import { averagedLogits, BagMlp, type Item, mulberry32 } from "./lib/bag-mlp.ts";
 import { readTemplates, templateSplit } from "./lib/datasets.ts";
 import { NameHoldout } from "./lib/name-holdout.ts";
 import { tuneThresholds } from "./lib/ner-thresholds.ts";
@@ -26,9 +27,16 @@ import { type LabeledSentence, PiiSentenceGenerator } from "./lib/pii-generator.
 
 const MODELS = process.env.NER_OUT ?? join(import.meta.dirname, "../models");
 const BUCKETS = 1 << Number(process.env.NER_BUCKET_BITS ?? 17);
-const DIMS = Number(process.env.NER_DIMS ?? 48);
+const DIMS = Number(process.env.NER_DIMS ?? 16);
 const PER_TRAIN_TEMPLATE = Number(process.env.NER_SENTENCES_PER_TEMPLATE ?? 80);
 const PER_DEV_TEMPLATE = 40;
+/**
+ * Members trained from seeds SEED, SEED + 1, ... and merged into one model that averages their
+ * logits (lib/bag-mlp.ts, averagedLogits): three of 16 dimensions, the size of the one 48-dimension
+ * model they replace, scored development span F2 0.948 -> 0.965 and held-out PERSON_NAME F2
+ * 0.826 -> 0.838 exact at the same precision (README, "Evaluation").
+ */
+const ENSEMBLE = Number(process.env.NER_ENSEMBLE ?? 3);
 const EPOCHS = Number(process.env.NER_EPOCHS ?? 4);
 const SEED = 20261122;
 /** Share of training tokens whose word identity is hidden, as for a word never seen. */
@@ -85,17 +93,21 @@ for (const sentence of train) {
 }
 console.log(`${items.length} training tokens`);
 
-const model = new BagMlp(BUCKETS, DIMS, TAGS.length, "softmax", SEED);
-model.train(items, {
-  epochs: EPOCHS,
-  batchSize: 32,
-  learningRate: 0.01,
-  seed: SEED,
-  // Templates repeat their context words thousands of times; dropping features at random keeps
-  // the model from leaning on any one of them.
-  featureDropout: Number(process.env.NER_DROPOUT ?? 0.3),
-  onEpoch: (epoch, loss) => console.log(`epoch ${epoch}: mean loss ${loss.toFixed(4)}`),
+const members = Array.from({ length: ENSEMBLE }, (_, k) => {
+  const member = new BagMlp(BUCKETS, DIMS, TAGS.length, "softmax", SEED + k);
+  member.train(items, {
+    epochs: EPOCHS,
+    batchSize: 32,
+    learningRate: 0.01,
+    seed: SEED + k,
+    // Templates repeat their context words thousands of times; dropping features at random keeps
+    // the model from leaning on any one of them.
+    featureDropout: Number(process.env.NER_DROPOUT ?? 0.3),
+    onEpoch: (epoch, loss) => console.log(`member ${k + 1} epoch ${epoch}: mean loss ${loss.toFixed(4)}`),
+  });
+  return member;
 });
+const model = ENSEMBLE === 1 ? (members[0] as BagMlp) : averagedLogits(members);
 
 /** Span F2 on the development sentences at each candidate threshold. */
 const devProbs = dev.map((sentence) => {
@@ -126,7 +138,7 @@ writeFileSync(join(MODELS, "person-ner.onnx"), onnxBytes);
 const spec: ModelSpec = {
   name: "person-ner",
   buckets: BUCKETS,
-  dims: DIMS,
+  dims: DIMS * ENSEMBLE,
   labels: [...TAGS],
   output: "softmax",
   threshold: best.threshold,
@@ -140,6 +152,7 @@ const spec: ModelSpec = {
     trainTokens: items.length,
     epochs: EPOCHS,
     seed: SEED,
+    members: `${ENSEMBLE} of ${DIMS} dimensions (seeds ${SEED} to ${SEED + ENSEMBLE - 1}, logits averaged)`,
     devSpanF2: Number(best.f2.toFixed(4)),
     heldOutTemplates: "template index % 5 === 2 (see scripts/lib/datasets.ts)",
     heldOutNames: holdout.describe(),
