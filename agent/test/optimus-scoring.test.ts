@@ -21,7 +21,7 @@ import { commitKey, duckdbColumns, parseSchema } from "../src/delta/index.ts";
 import { Engine, sqlString, statLeaves, statsFromCopy } from "../src/engine/index.ts";
 import { optimusHandlers } from "../src/handlers/optimus.ts";
 import { excludes } from "../src/optimus/scoring/replay.ts";
-import { runLayoutScoring } from "../src/optimus/scoring/run.ts";
+import { filesAfterRewrite, runLayoutScoring } from "../src/optimus/scoring/run.ts";
 import { spreadCount } from "../src/optimus/scoring/sample.ts";
 import { compareValues, readLiteral, readValue } from "../src/optimus/scoring/values.ts";
 import { typeWorkload } from "../src/optimus/scoring/workload.ts";
@@ -463,5 +463,14 @@ describe("layout scoring", () => {
       retryable: false,
       message: expect.stringMatching(/nope/),
     });
+  });
+});
+
+describe("pseudo-files", () => {
+  it("are as many as a rewrite at the target file size writes, else as many files as the table has", () => {
+    const table = { files: Array.from({ length: 40 }, () => ({ size: 2 * 2 ** 20 })) }; // 80 MiB in 40 files
+    expect(filesAfterRewrite(table, { target_file_size_mb: 16 })).toBe(5);
+    expect(filesAfterRewrite(table, { target_file_size_mb: 512 })).toBe(1);
+    expect(filesAfterRewrite(table, {})).toBe(40);
   });
 });

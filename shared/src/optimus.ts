@@ -163,6 +163,12 @@ export const LayoutScoringPayloadSchema = z.object({
    */
   window_start: z.string().regex(DAY).optional(),
   window_end: z.string().regex(DAY).optional(),
+  /**
+   * The file size a rewrite of the table writes (its effective policy's, else the table's): the
+   * layouts are simulated in as many pseudo-files as a rewrite at this size would write, since that
+   * is the table the engines will skip over. Without it, as many as the table has now.
+   */
+  target_file_size_mb: z.number().int().positive().optional(),
   sample_max_rows: z.number().int().positive().max(10_000_000).default(DEFAULT_SCORING_SAMPLE_ROWS),
   /** The least gain in skipped fraction (of bytes scanned) over the current layout worth recommending. */
   min_gain: z.number().min(0).max(1).default(0.1),

@@ -7,7 +7,8 @@
  * - Never lost: the insert commits with the job's end (guarded by `ended`). Never doubled: each job's
  *   dedupe key is `optimus-score:<run>:<table>`, and a key that exists is skipped.
  * - Payload (`LayoutScoringPayload`): the workload's table's `uri` and `format`, its filter sets,
- *   and `current_layout`: the `improve_layout` layout of the table's effective policy
+ *   the run's window, the target file size (the effective policy's, else the table's), and
+ *   `current_layout`: the `improve_layout` layout of the table's effective policy
  *   (`managed_tables.policy_id`, enabled policies only), else its recipe's cluster columns as a
  *   linear sort (the first 8), else null.
  * - Routing as the kind derives it (`routingOf`; the tests compare): the uri's scheme, the table's
@@ -32,14 +33,19 @@ export const SCORING_ATTEMPTS = 2;
 /** The dedupe key of a run's scoring job of a table. */
 export const scoringDedupeKey = (runId: string, tableId: string) => `optimus-score:${runId}:${tableId}`;
 
-/** The layout the table `t` is written in now, as JSON text (null when none). */
-const currentLayout = sql`coalesce(
-    (select json_extract(p.body, '$.actions.improve_layout.layout') from managed_tables m
+/** A value of the effective policy of the table `t` (`managed_tables.policy_id`), by JSON path. */
+const effectivePolicyValue = (path: string) => sql`(select json_extract(p.body, ${path}) from managed_tables m
        join policies p on p.id = m.policy_id
-      where m.connection_id = t.catalog_connection_id and m.full_name = t.catalog_full_name),
+      where m.connection_id = t.catalog_connection_id and m.full_name = t.catalog_full_name)`;
+
+/** The layout the table `t` is written in now, as JSON text (null when none). */
+const currentLayout = sql`coalesce(${effectivePolicyValue("$.actions.improve_layout.layout")},
     case when json_array_length(t.recipe, '$.cluster_columns') > 0 then json_object('type', 'linear', 'columns',
       json((select json_group_array(c.value) from
               (select value from json_each(t.recipe, '$.cluster_columns') order by key limit 8) c))) end)`;
+
+/** The file size a rewrite of `t` writes: its effective policy's, else the table's own. */
+const targetFileSize = sql`coalesce(${effectivePolicyValue("$.target_file_size_mb")}, t.target_file_size_mb)`;
 
 /** Queues the scoring jobs of the run `runId` (its stored workloads), if `ended` holds. */
 export function queueScoringJobs(db: Db, runId: string, now: Date, ended: SQL) {
@@ -48,7 +54,8 @@ export function queueScoringJobs(db: Db, runId: string, now: Date, ended: SQL) {
       'submission_id', w.submission_id, 'run_id', w.run_id, 'table_fqn', w.table_fqn, 'table_id', w.table_id,
       'uri', t.uri, 'format', t.format, 'current_layout', json(${currentLayout}),
       'filter_sets', json(w.filter_sets), 'sample_max_rows', ${DEFAULT_SCORING_SAMPLE_ROWS},
-      'min_gain', ${SCORING_MIN_GAIN})`;
+      'min_gain', ${SCORING_MIN_GAIN}, 'window_start', r.window_start, 'window_end', r.window_end,
+      'target_file_size_mb', ${targetFileSize})`;
   return insertSelect(
     db,
     jobs,
@@ -85,7 +92,7 @@ export function queueScoringJobs(db: Db, runId: string, now: Date, ended: SQL) {
       startedAt: sql`null`,
       finishedAt: sql`null`,
     },
-    sql`from optimus_workloads w join tables t on t.id = w.table_id
+    sql`from optimus_workloads w join tables t on t.id = w.table_id join optimus_runs r on r.job_id = w.run_id
         where w.run_id = ${runId} and t.catalog_table_deleted_at is null and ${ended}`,
   ).onConflictDoNothing({ target: jobs.dedupeKey });
 }

@@ -6,8 +6,9 @@
  * 2. Type the workload (`workload.ts`): predicates matched to the table's columns, literals read in
  *    their types; the filtered columns ranked.
  * 3. Load a bounded sample of the filtered columns (and the current layout's) into DuckDB
- *    (`sample.ts`); the pseudo-files are as many as the table has files (at least 1, at most the
- *    sample's rows).
+ *    (`sample.ts`); the pseudo-files are as many as a rewrite at the payload's target file size
+ *    would write (`filesAfterRewrite`), else as many as the table has; at least 1, at most the
+ *    sample's rows.
  * 4. Candidates (`candidates.ts`) beside the current layout; each simulated (`simulate.ts`) and
  *    replayed (`replay.ts`).
  * 5. The current skipping measured on the real files' statistics (`measured.ts`), overall and per day.
@@ -90,7 +91,8 @@ export async function runLayoutScoring(
             signal: ctx.signal,
           })
         : { rows: 0, files: 0 };
-    const pseudoFiles = sample.rows === 0 ? 0 : Math.max(1, Math.min(table.files.length, sample.rows));
+    const pseudoFiles =
+      sample.rows === 0 ? 0 : Math.max(1, Math.min(filesAfterRewrite(table, payload), sample.rows));
 
     // 4. Candidates, simulated and replayed.
     const distinct = await distinctCounts(engine, sample.rows > 0 ? top : []);
@@ -180,4 +182,18 @@ function methodOf(
     `min/max and the real files' statistics` +
     (low.size > 0 ? `; low-cardinality (never a layout alone): ${[...low].join(", ")}` : "")
   );
+}
+
+/**
+ * How many files the table would have once rewritten in a new layout: its bytes over the target
+ * file size (a table of many small files is skipped over as the few files a rewrite leaves), or,
+ * without a target, the files it has now.
+ */
+export function filesAfterRewrite(
+  table: { files: readonly { size: number }[] },
+  payload: Pick<LayoutScoringPayload, "target_file_size_mb">,
+): number {
+  if (!payload.target_file_size_mb) return table.files.length;
+  const bytes = table.files.reduce((total, f) => total + f.size, 0);
+  return Math.max(1, Math.round(bytes / (payload.target_file_size_mb * 2 ** 20)));
 }
