@@ -422,8 +422,8 @@ describe("mapping scans to tables", () => {
     },
     { table_fqn: "main.sales.orders_eu", table_id: "orders_eu", names: [], uris: ["s3://lake/orders/eu"] },
     { table_fqn: "local_files", table_id: "files", names: [], uris: ["file:///data/files"] },
-    { table_fqn: "main.a.events", table_id: "events_a", names: [], uris: ["gs://b/a/events"] },
-    { table_fqn: "main.b.events", table_id: "events_b", names: [], uris: ["gs://b/b/events"] },
+    { table_fqn: "main.a.events", table_id: "events_a", names: [], uris: ["gs://bkt/a/events"] },
+    { table_fqn: "main.b.events", table_id: "events_b", names: [], uris: ["gs://bkt/b/events"] },
     { table_fqn: "lonely", table_id: "lonely", names: [], uris: ["s3://lake/lonely"] },
   ];
   const matcher = new TableMatcher(tables);
@@ -431,13 +431,15 @@ describe("mapping scans to tables", () => {
   const named = (table: string) => matcher.match({ table, locations: [] })?.table_id;
 
   it("by location: under a root after s3a/s3n normalization, the deepest root first, paths case-sensitive", () => {
-    expect(normalizeLocation("S3A://lake/orders///")).toBe("s3://lake/orders");
+    expect(normalizeLocation("S3A://Lake/orders/")).toBe("s3://lake/orders/");
+    expect(normalizeLocation("abfss://raw@acct.dfs.core.windows.net/t")).toBe("azure://acct/raw/t/");
     expect(at("s3a://lake/orders/day=2025-07-01")).toBe("orders");
     expect(at("s3n://lake/orders")).toBe("orders");
     expect(at("s3://lake/orders/eu/day=1")).toBe("orders_eu");
     expect(at("s3://lake/orders_2024")).toBeUndefined();
     expect(at("s3://lake/Orders/day=1")).toBeUndefined();
     expect(at("file:/data/files/part-0.parquet")).toBe("files");
+    expect(at("gcs://BKT/a/events/x")).toBe("events_a");
     expect(at("s3://elsewhere/x", "s3://lake/orders")).toBe("orders");
   });
 

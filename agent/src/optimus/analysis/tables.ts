@@ -1,30 +1,28 @@
 /**
  * Maps a logged scan to one of the run's tables (`OptimusTableRef`), by location first, then by name.
  *
- * - Location: a scan location lies under a table's uri when it equals it or continues it after a
- *   `/`. Both sides are normalized: scheme lowercased, `s3a://`/`s3n://` read as `s3://`, Spark's
- *   `file:/p` as `file:///p`, trailing slashes stripped; paths compare case-sensitively. The deepest
- *   table root wins (a table nested under another's root is the nested one's).
+ * - Location: a scan location lies under a table's uri when it is the uri or below it, compared as
+ *   the shared location keys (`locationKey`: `gcs://` is `gs://`, ABFS is `azure://`, the bucket
+ *   case-insensitive, paths case-sensitive, trailing slashes no matter), after Hadoop's `s3a://`
+ *   and `s3n://` are read as `s3://` and Spark's `file:/p` as `file:///p`. The deepest table root
+ *   wins (a table nested under another's root is the nested one's).
  * - Name: the engine's name (backticks and double quotes dropped) compared case-insensitively with
  *   the fqn or one of `names`; else its last 2 parts with the fqn's last 2 (or the last part where
  *   either has one part), only when exactly one table matches: an ambiguous short name maps to none.
  * - Lookups are maps (a location walks up its own path), so a scan costs its path depth, not the
  *   number of tables.
  */
+import { tryLocationKey } from "@lakesmith/shared/locations";
 import type { OptimusTableRef } from "@lakesmith/shared/optimus";
 import type { LoggedScan } from "../query.ts";
 
-/** A location in the one spelling table roots and scan locations are compared in. */
+/** A location as the key table roots and scan locations are compared by (ends with `/`). */
 export function normalizeLocation(location: string): string {
-  let out = location.trim();
-  const scheme = /^([A-Za-z][\w+.-]*):/.exec(out);
-  if (scheme) {
-    const name = scheme[1]?.toLowerCase() ?? "";
-    const rest = out.slice(scheme[0].length);
-    if (name === "file") out = `file:///${rest.replace(/^\/+/, "")}`;
-    else out = `${name === "s3a" || name === "s3n" ? "s3" : name}:${rest}`;
-  }
-  return out.replace(/\/+$/, "");
+  const spelled = location
+    .trim()
+    .replace(/^s3[an]:\/\//i, "s3://")
+    .replace(/^file:(?=\/(?!\/))/i, "file://");
+  return tryLocationKey(spelled) ?? `${spelled.replace(/\/+$/, "")}/`;
 }
 
 const nameParts = (name: string): string[] => name.replace(/[`"]/g, "").toLowerCase().split(".");
@@ -59,16 +57,15 @@ export class TableMatcher {
   }
 
   private byLocation(location: string): OptimusTableRef | undefined {
-    let path = normalizeLocation(location);
-    const floor = path.indexOf("://") + 3;
-    while (path.length > floor) {
-      const table = this.byRoot.get(path);
+    let key = normalizeLocation(location);
+    const floor = key.indexOf("://") + 3;
+    for (;;) {
+      const table = this.byRoot.get(key);
       if (table) return table;
-      const slash = path.lastIndexOf("/");
-      if (slash < floor) return undefined;
-      path = path.slice(0, slash);
+      const cut = key.lastIndexOf("/", key.length - 2);
+      if (cut < floor) return undefined;
+      key = key.slice(0, cut + 1);
     }
-    return undefined;
   }
 
   private byEngineName(name: string): OptimusTableRef | undefined {
