@@ -110,13 +110,15 @@ const workload = (table: string, fqn: string, sets: OptimusFilterSet[]): Optimus
 });
 
 async function submission(name: string): Promise<string> {
-  // 23:45: the scheduler's ticks in these tests never fire the daily run.
+  // 23:45: the scheduler's ticks in these tests never fire the daily run. Created paused, so that its
+  // create triggers no run, then resumed (a PATCH never triggers one): the tests queue their own.
   const created = await ok(
     "POST",
     "/api/v1/optimus/runs",
-    { name, engine: "spark", daily_sync_time_utc: "23:45", query_logs_uri: "s3://logs/spark" },
+    { name, engine: "spark", daily_sync_time_utc: "23:45", query_logs_uri: "s3://logs/spark", active: false },
     201,
   );
+  await ok("PATCH", `/api/v1/optimus/runs/${created.id}`, { active: true });
   return created.id;
 }
 

@@ -132,14 +132,23 @@ beforeAll(async () => {
     { enabled: false, actions: { compact: {} } },
     201,
   );
+  // Created paused, so that its create triggers no run, then resumed (a PATCH never triggers one): the
+  // tests below queue every run they count.
   submission = (
     await ok(
       "POST",
       BASE,
-      { name: "recs", engine: "spark", daily_sync_time_utc: "23:00", query_logs_uri: "s3://logs/spark" },
+      {
+        name: "recs",
+        engine: "spark",
+        daily_sync_time_utc: "23:00",
+        query_logs_uri: "s3://logs/spark",
+        active: false,
+      },
       201,
     )
   ).id;
+  await ok("PATCH", `${BASE}/${submission}`, { active: true });
 });
 afterAll(() => plane.close());
 

@@ -1,5 +1,6 @@
 /**
- * Optimus submissions (issue 22, "API behaviour"), on a manual clock: validation, CRUD, the
+ * Optimus submissions (issue 22, "API behaviour"), on a manual clock: validation, CRUD, an active
+ * create triggering its first run (trigger `created`) and an inactive one queuing nothing, the
  * 15-minute check and once-a-day firing across a restart (a second control plane over the same
  * database), paused never fires, sync-now and its 409, retry's 422 and retry of a failed run, and
  * the delete cascade.
@@ -10,7 +11,7 @@ import { QUERY_LOG_ANALYSIS_KIND } from "@lakesmith/shared/optimus";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openNodeDatabase } from "../src/adapter/node-db.ts";
-import { optimusRuns } from "../src/db/schema.ts";
+import { jobs, optimusRuns } from "../src/db/schema.ts";
 import { Keyring } from "../src/secrets/keyring.ts";
 import { createServices } from "../src/services.ts";
 import { ADMIN_KEY, startTestPlane, type TestPlane } from "./harness.ts";
@@ -58,10 +59,19 @@ async function detail(id: string) {
   };
 }
 
+const runRows = (submissionId: string) =>
+  plane.services.db.select().from(optimusRuns).where(eq(optimusRuns.submissionId, submissionId));
 const scheduledRuns = async (submissionId: string) =>
-  (
-    await plane.services.db.select().from(optimusRuns).where(eq(optimusRuns.submissionId, submissionId))
-  ).filter((r) => r.trigger === "schedule");
+  (await runRows(submissionId)).filter((r) => r.trigger === "schedule");
+
+/** A submission that has not run yet: created paused (which queues nothing), then resumed (PATCH never queues). */
+async function idle(extra: Record<string, unknown> = {}) {
+  const { id } = await create({ ...extra, active: false });
+  const resumed = await plane.call("PATCH", `${BASE}/${id}`, { token: ADMIN_KEY, body: { active: true } });
+  expect(resumed.status).toBe(200);
+  expect(await resumed.json()).toMatchObject({ active: true, status: "pending" });
+  return id;
+}
 
 describe("validation", () => {
   it.each([
@@ -92,7 +102,7 @@ describe("validation", () => {
       "file:///var/log/spark",
     ]) {
       const created = await create({ query_logs_uri: uri });
-      expect(created).toMatchObject({ lookback_days: 7, active: true, status: "pending" });
+      expect(created).toMatchObject({ lookback_days: 7, active: true, status: "running" });
       await plane.call("DELETE", `${BASE}/${created.id}`, { token: ADMIN_KEY });
     }
   });
@@ -137,7 +147,13 @@ describe("CRUD", () => {
       daily_sync_time_utc: "23:45",
       status: "paused",
     });
-    expect(await detail(a.id)).toMatchObject({ status: "paused", runs: [], latest_run: null });
+    // Pausing keeps the run its create queued; the status says paused all the same.
+    expect(await detail(a.id)).toMatchObject({
+      status: "paused",
+      runs: [{ trigger: "created", status: "running" }],
+      latest_run: { trigger: "created", status: "running" },
+    });
+    expect(await detail(b.id)).toMatchObject({ status: "paused", runs: [], latest_run: null });
 
     for (const id of [a.id, b.id])
       expect((await plane.call("DELETE", `${BASE}/${id}`, { token: ADMIN_KEY })).status).toBe(204);
@@ -160,8 +176,10 @@ describe("the daily schedule", () => {
     expect((await plane.services.scheduler.tick()).optimus).toBe(1);
     const fired = await detail(active.id);
     expect(fired.status).toBe("running");
+    // The run its create queued at 09:00 does not take the day's slot.
     expect(fired.runs).toMatchObject([
       { trigger: "schedule", window_start: "2026-03-29", window_end: "2026-03-31" },
+      { trigger: "created", window_start: "2026-03-29", window_end: "2026-03-31" },
     ]);
 
     // A restart: a second control plane over the same database fires nothing more that day.
@@ -186,7 +204,7 @@ describe("the daily schedule", () => {
       "2026-04-01",
       "2026-04-02",
     ]);
-    expect(await scheduledRuns(paused.id)).toHaveLength(0);
+    expect(await runRows(paused.id)).toHaveLength(0);
     expect((await detail(paused.id)).status).toBe("paused");
 
     // Resumed, it fires at the day's next check.
@@ -201,7 +219,7 @@ describe("the daily schedule", () => {
 describe("sync-now and retry", () => {
   it("queues a run out of cycle, 409 while it is active; retry is 422 unless failed and queues a new run of a failed one", async () => {
     clock.set(new Date("2026-04-03T08:00:00Z"));
-    const { id } = await create({ name: "manual" });
+    const id = await idle({ name: "manual" });
     const retryPending = await plane.call("POST", `${BASE}/${id}/retry`, { token: ADMIN_KEY });
     expect(retryPending.status).toBe(422);
     expect(JSON.stringify(await retryPending.json())).toContain("pending");
@@ -247,22 +265,60 @@ describe("sync-now and retry", () => {
   });
 });
 
+describe("create", () => {
+  it("triggers the first run of an active submission over the lookback; an inactive one queues nothing", async () => {
+    clock.set(new Date("2026-04-05T08:00:00Z"));
+    const active = await create({ name: "triggered", lookback_days: 5, daily_sync_time_utc: "23:45" });
+    expect(active.status).toBe("running");
+    const shown = await detail(active.id);
+    expect(shown.runs).toMatchObject([
+      { trigger: "created", status: "running", window_start: "2026-03-31", window_end: "2026-04-04" },
+    ]);
+    expect(shown.latest_run).toMatchObject({ job_id: shown.runs[0]?.job_id, trigger: "created" });
+    const job = await plane.services.jobs.get(shown.runs[0]?.job_id ?? "");
+    expect(job).toMatchObject({
+      kind: QUERY_LOG_ANALYSIS_KIND,
+      status: "queued",
+      payload: {
+        submission_id: active.id,
+        engine: "spark",
+        query_logs_uri: "s3://logs/spark-events",
+        window_start: "2026-03-31",
+        window_end: "2026-04-04",
+      },
+    });
+    // It is a run like sync-now's: another is a 409 while it is active.
+    expect((await plane.call("POST", `${BASE}/${active.id}/sync-now`, { token: ADMIN_KEY })).status).toBe(
+      409,
+    );
+
+    const inactive = await create({ name: "not yet", active: false });
+    expect(inactive.status).toBe("paused");
+    expect(await detail(inactive.id)).toMatchObject({ status: "paused", runs: [], latest_run: null });
+    const queuedFor = (
+      await plane.services.db.select().from(jobs).where(eq(jobs.kind, QUERY_LOG_ANALYSIS_KIND))
+    ).filter((j) => (j.payload as { submission_id?: string }).submission_id === inactive.id);
+    expect(queuedFor).toHaveLength(0);
+    for (const id of [active.id, inactive.id])
+      await plane.call("DELETE", `${BASE}/${id}`, { token: ADMIN_KEY });
+  });
+});
+
 describe("delete", () => {
   it("takes its runs with it and cancels the active one", async () => {
     const { id } = await create({ name: "doomed" });
+    const first = (await detail(id)).runs[0]?.job_id ?? "";
+    await end(first, "succeeded", { result: { tables: 1 } });
     const synced = (await (
       await plane.call("POST", `${BASE}/${id}/sync-now`, { token: ADMIN_KEY })
     ).json()) as {
       job_id: string;
     };
-    expect(
-      await plane.services.db.select().from(optimusRuns).where(eq(optimusRuns.submissionId, id)),
-    ).toHaveLength(1);
+    expect((await runRows(id)).map((r) => r.trigger).sort()).toEqual(["created", "sync_now"]);
     expect((await plane.call("DELETE", `${BASE}/${id}`, { token: ADMIN_KEY })).status).toBe(204);
-    expect(
-      await plane.services.db.select().from(optimusRuns).where(eq(optimusRuns.submissionId, id)),
-    ).toHaveLength(0);
+    expect(await runRows(id)).toHaveLength(0);
     expect((await plane.services.jobs.get(synced.job_id))?.status).toBe("cancelled");
+    expect((await plane.services.jobs.get(first))?.status).toBe("succeeded");
     expect((await plane.call("DELETE", `${BASE}/${id}`, { token: ADMIN_KEY })).status).toBe(404);
   });
 });

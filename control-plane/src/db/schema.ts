@@ -1145,7 +1145,7 @@ export const savingsCounted = sqliteTable("savings_counted", {
 });
 
 export const OPTIMUS_ENGINE_VALUES = ["spark", "trino", "sql"] as const;
-export const OPTIMUS_RUN_TRIGGERS = ["schedule", "sync_now", "retry"] as const;
+export const OPTIMUS_RUN_TRIGGERS = ["created", "schedule", "sync_now", "retry"] as const;
 export type OptimusRunTrigger = (typeof OPTIMUS_RUN_TRIGGERS)[number];
 
 /**

@@ -62,12 +62,16 @@ const create = defineRoute({
   tags,
   summary: "Submit query logs for Optimus",
   description:
-    "The submission runs every UTC day at the first 15-minute check at or after `daily_sync_time_utc`, at most once a day, while `active`. " +
+    "Creates the submission and, when `active`, triggers its first run at once (trigger `created`). " +
+    "Then it runs every UTC day at the first 15-minute check at or after `daily_sync_time_utc`, at most once a day, while `active`. " +
     "A malformed field, or a `query_logs_uri` that is not on s3, gs, abfs/azure or file, is a 422 naming it.",
   access: write,
   request: { body: jsonBody(SubmissionCreateSchema) },
   responses: {
-    201: jsonResponse("Created (status `pending`, or `paused` when not active).", SubmissionSchema),
+    201: jsonResponse(
+      "Created (status `running`: its first run is queued; `paused` when not active).",
+      SubmissionSchema,
+    ),
     422: problemResponse("A missing or malformed field; `errors` names it."),
   },
 });

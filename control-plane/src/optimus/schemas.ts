@@ -60,9 +60,10 @@ const fields = {
       example: "02:00",
     }),
   query_logs_uri: QueryLogsUriSchema,
-  active: z
-    .boolean()
-    .openapi({ description: "false pauses the submission: the schedule never fires it (default true)." }),
+  active: z.boolean().openapi({
+    description:
+      "false pauses the submission: the schedule never fires it (default true). Created active, its first run is triggered at once (trigger `created`); a PATCH to true triggers none.",
+  }),
 };
 
 export const SubmissionCreateSchema = z
@@ -97,13 +98,16 @@ export const SubmissionIdParam = z.object({
 export const SubmissionListQuery = pageQuery(50, SUBMISSION_PAGE_MAX);
 
 const STATUS_DESCRIPTION =
-  "`pending`: never run. `running`: its latest run is queued or running. `succeeded` / `failed`: how its latest run ended (a cancelled run counts as failed). " +
+  "`pending`: never run (created paused, then resumed). `running`: its latest run is queued or running. `succeeded` / `failed`: how its latest run ended (a cancelled run counts as failed). " +
   "`paused`: `active` is false. Retry moves `failed` to a new run (`running`).";
 
 export const RunSchema = z
   .object({
     job_id: z.string(),
-    trigger: z.enum(OPTIMUS_RUN_TRIGGERS),
+    trigger: z.enum(OPTIMUS_RUN_TRIGGERS).openapi({
+      description:
+        "What queued the run: `created` (the submission's create, when active), `schedule` (the daily check), `sync_now` or `retry`.",
+    }),
     status: z.enum(["running", "succeeded", "failed"]).openapi({
       description:
         "`running` while its job is queued or running; then how it ended (cancelled counts as failed).",

@@ -3,6 +3,8 @@
  *
  * - A run is a `query_log_analysis` job (`kind.ts`) plus an `optimus_runs` row tying it to its
  *   submission, inserted in one batch, the row guarded by the job's existence.
+ * - Create triggers the first run of an active submission (trigger `created`, as sync-now queues one);
+ *   an inactive one queues nothing, and a PATCH never queues a run.
  * - Sync-now and retry queue a run unless one of the submission's runs is active (409 naming it; the
  *   kind's exclusivity decides, so two requests at once make one run). Retry is a 422 unless the
  *   effective status (`status.ts`) is `failed`.
@@ -87,6 +89,9 @@ export class OptimusService {
       createdAt: now,
       updatedAt: now,
     });
+    const created = await this.get(id);
+    // The spec's create "creates and triggers a run": an active submission's first run starts now.
+    if (created.submission.active) await this.manualRun(created.submission, "created", actor);
     return this.get(id);
   }
 

@@ -4,7 +4,7 @@
  *
  * - `paused`: `active` is false (the schedule never fires it; a run already queued goes on);
  * - `running`: its latest run's job is queued, offered, running or cancelling;
- * - `pending`: it has never run;
+ * - `pending`: it has never run (created paused, then resumed: an active create queues its first run);
  * - `succeeded` / `failed`: how its latest run ended (a cancelled run counts as failed).
  *
  * Retry moves `failed` to a new run, so to `running`.

@@ -1,7 +1,8 @@
-// Optimus ingestion through the Worker build, on D1, with an agent on a real WebSocket: a run's
-// workload part is stored by the part hook, the run's finish queues the table's layout_scoring job
-// in the batch that ends it (an INSERT ... SELECT over the workloads), the agent scores it, and the
-// scoring's finish stores the recommendation and the per-day rows.
+// Optimus ingestion through the Worker build, on D1, with an agent on a real WebSocket: the run a
+// submission's create triggers is offered to the agent, its workload part is stored by the part
+// hook, the run's finish queues the table's layout_scoring job in the batch that ends it (an
+// INSERT ... SELECT over the workloads), the agent scores it, and the scoring's finish stores the
+// recommendation and the per-day rows.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { answeringAgent, ended, type Json, json, until, worker } from "./support/client.ts";
@@ -83,6 +84,16 @@ describe("Optimus ingestion in workerd", () => {
     )
       .bind(table.id)
       .run();
+    const { ws } = await answeringAgent(
+      "workerd-optimus",
+      {
+        kinds: ["query_log_analysis", "layout_scoring"],
+        capabilities: ["s3"],
+        allow: ["s3://logs", "s3://lake"],
+      },
+      answer,
+    );
+    // Its create triggers the run (trigger `created`): no sync-now needed.
     const submission = await json(
       "/api/v1/optimus/runs",
       {
@@ -96,16 +107,8 @@ describe("Optimus ingestion in workerd", () => {
       },
       201,
     );
-    const { ws } = await answeringAgent(
-      "workerd-optimus",
-      {
-        kinds: ["query_log_analysis", "layout_scoring"],
-        capabilities: ["s3"],
-        allow: ["s3://logs", "s3://lake"],
-      },
-      answer,
-    );
-    const run = await json(`/api/v1/optimus/runs/${submission.id}/sync-now`, { method: "POST" }, 202);
+    const [run] = (await json(`/api/v1/optimus/runs/${submission.id}`)).runs;
+    expect(run).toMatchObject({ trigger: "created" });
     expect((await ended(run.job_id)).status).toBe("succeeded");
 
     const stored = await env.DB.prepare(

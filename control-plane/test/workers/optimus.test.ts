@@ -1,6 +1,7 @@
-// Optimus submissions through the Worker build, on D1: the Cron Trigger's tick fires an active
+// Optimus submissions through the Worker build, on D1: an active create triggers its first run
+// (trigger `created`), a paused one queues nothing; the Cron Trigger's tick fires an active
 // submission whose daily time has passed (00:00 has, whenever the suite runs) once for the UTC day,
-// never a paused one; sync-now is a 409 while that run is queued; delete takes the runs with it.
+// never a paused one; sync-now is a 409 while a run is queued; delete takes the runs with it.
 // Then a recommendation listed, applied, marked on the metrics and reverted (below).
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -23,14 +24,19 @@ describe("Optimus submissions in workerd", () => {
   it("fires on the Cron tick once a day, never a paused one, and deletes with its runs", async () => {
     const active = await json(BASE, submission("workerd daily", true), 201);
     const paused = await json(BASE, submission("workerd paused", false), 201);
-    expect(active.status).toBe("pending");
+    expect(active.status).toBe("running");
+    expect(paused.status).toBe("paused");
+    const created = await json(`${BASE}/${active.id}`);
+    expect(created.runs).toMatchObject([{ trigger: "created", status: "running" }]);
+    expect((await json(`${BASE}/${paused.id}`)).runs).toHaveLength(0);
 
     await tick();
     await tick();
     const fired = await json(`${BASE}/${active.id}`);
     expect(fired.status).toBe("running");
-    expect(fired.runs).toHaveLength(1);
+    expect(fired.runs).toHaveLength(2);
     expect(fired.runs[0]).toMatchObject({ trigger: "schedule", status: "running" });
+    expect(fired.runs[1].job_id).toBe(created.runs[0].job_id);
     expect(fired.latest_run.job_id).toBe(fired.runs[0].job_id);
     expect((await json(`${BASE}/${paused.id}`)).runs).toHaveLength(0);
 
@@ -42,8 +48,7 @@ describe("Optimus submissions in workerd", () => {
       .bind(active.id)
       .first<{ n: number }>();
     expect(left?.n).toBe(0);
-    const job = await json(`/api/v1/jobs/${fired.runs[0].job_id}`);
-    expect(job.status).toBe("cancelled");
+    for (const run of fired.runs) expect((await json(`/api/v1/jobs/${run.job_id}`)).status).toBe("cancelled");
   });
 });
 
@@ -108,8 +113,13 @@ describe("Optimus recommendations in workerd", () => {
       },
       201,
     );
-    const sub = await json(BASE, submission("workerd recs", true), 201);
-    await json(`${BASE}/${sub.id}`, { method: "PATCH", body: { query_logs_uri: "s3://logs/opt" } });
+    // Created paused (its create triggers no run), then moved to the agent's logs and resumed (a PATCH
+    // never triggers one): the run below is the only one.
+    const sub = await json(BASE, submission("workerd recs", false), 201);
+    await json(`${BASE}/${sub.id}`, {
+      method: "PATCH",
+      body: { query_logs_uri: "s3://logs/opt", active: true },
+    });
     const run = await json(`${BASE}/${sub.id}/sync-now`, { method: "POST" }, 202);
     expect((await ended(run.job_id)).status).toBe("succeeded");
 
