@@ -332,10 +332,15 @@ describe("workload parts and the scoring jobs", () => {
       table_id: plain,
       uri: "s3://lake/events",
       format: "delta",
-      current_layout: { type: "linear", columns: RECIPE.cluster_columns },
+      // The recipe's cluster columns are no layout the files hold: no policy names one, so none.
+      current_layout: null,
       filter_sets: [filterSet("customer_id", 50)],
       sample_max_rows: 1_000_000,
       min_gain: 0.1,
+      // The run's window, and the table's own target file size (no policy names one).
+      window_start: run.payload.window_start,
+      window_end: run.payload.window_end,
+      target_file_size_mb: 512,
     });
     // Routing as the kind's declaration derives it.
     const routing = plane.services.jobs.routingOf({

@@ -9,8 +9,7 @@
  * - Payload (`LayoutScoringPayload`): the workload's table's `uri` and `format`, its filter sets,
  *   the run's window, the target file size (the effective policy's, else the table's), and
  *   `current_layout`: the `improve_layout` layout of the table's effective policy
- *   (`managed_tables.policy_id`, enabled policies only), else its recipe's cluster columns as a
- *   linear sort (the first 8), else null.
+ *   (`managed_tables.policy_id`, enabled policies only), else null (the files' own order).
  * - Routing as the kind derives it (`routingOf`; the tests compare): the uri's scheme, the table's
  *   location key, the table scope in the `layout_scoring` group, no endpoints.
  * - A catalog-linked table's job is held (`CATALOG_HOLD`): `scheduler/linked.ts` adds its catalog
@@ -38,11 +37,13 @@ const effectivePolicyValue = (path: string) => sql`(select json_extract(p.body, 
        join policies p on p.id = m.policy_id
       where m.connection_id = t.catalog_connection_id and m.full_name = t.catalog_full_name)`;
 
-/** The layout the table `t` is written in now, as JSON text (null when none). */
-const currentLayout = sql`coalesce(${effectivePolicyValue("$.actions.improve_layout.layout")},
-    case when json_array_length(t.recipe, '$.cluster_columns') > 0 then json_object('type', 'linear', 'columns',
-      json((select json_group_array(c.value) from
-              (select value from json_each(t.recipe, '$.cluster_columns') order by key limit 8) c))) end)`;
+/**
+ * The layout the table `t` is kept in: its effective policy's `improve_layout` (a policy rewrite
+ * enforces it), as JSON text; null otherwise. Not the recipe's cluster columns: a crunch sorts only
+ * the files it compacts by them, so the table's files hold no such order until rewritten, and the
+ * scoring's baseline is then the order the files hold.
+ */
+const currentLayout = effectivePolicyValue("$.actions.improve_layout.layout");
 
 /** The file size a rewrite of `t` writes: its effective policy's, else the table's own. */
 const targetFileSize = sql`coalesce(${effectivePolicyValue("$.target_file_size_mb")}, t.target_file_size_mb)`;
