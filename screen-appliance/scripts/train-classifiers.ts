@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { textRows } from "../src/classify/features.ts";
 import { BIAS_TYPES, TOXICITY_TYPES } from "../src/detect/types.ts";
 import type { ModelSpec } from "../src/ml/model-spec.ts";
-import { averagedLogits, BagMlp, type Item } from "./lib/bag-mlp.ts";
+import { BagMlp, type Item, trainAveraged } from "./lib/bag-mlp.ts";
 import { fitIsotonic } from "./lib/calibration.ts";
 import { biasRows, type LabeledText, rocAuc, toxicityRows } from "./lib/classifier-data.ts";
 import { toOnnx } from "./lib/onnx-writer.ts";
@@ -46,20 +46,20 @@ function train(name: string, labels: readonly string[], rows: LabeledText[], epo
     const weight = Math.max(1, ...labels.map((_, l) => (row.targets[l] === 1 ? (weights[l] ?? 1) : 1)));
     return { rows: featureRows, scale, target: row.soft ?? row.targets, weight };
   });
-  const members = Array.from({ length: ENSEMBLE }, (_, k) => {
-    const member = new BagMlp(BUCKETS, DIMS, labels.length, "sigmoid", SEED + k);
-    member.train(items, {
+  const model = trainAveraged(
+    ENSEMBLE,
+    (seed) => new BagMlp(BUCKETS, DIMS, labels.length, "sigmoid", seed),
+    items,
+    {
       epochs,
       batchSize: 32,
       learningRate: 0.01,
-      seed: SEED + k,
+      seed: SEED,
       featureDropout: 0.25,
-      onEpoch: (epoch, loss) =>
-        console.log(`${name} member ${k + 1} epoch ${epoch}: mean loss ${loss.toFixed(4)}`),
-    });
-    return member;
-  });
-  const model = averagedLogits(members);
+      onEpoch: (member, epoch, loss) =>
+        console.log(`${name} member ${member} epoch ${epoch}: mean loss ${loss.toFixed(4)}`),
+    },
+  );
   const calibrationRows = rows.filter((r) => r.split === "calibration");
   const raw = calibrationRows.map((r) => {
     const { rows: featureRows, scale } = textRows(r.text, BUCKETS);

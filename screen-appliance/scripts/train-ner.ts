@@ -18,7 +18,7 @@ import { TAGS } from "../src/ner/decode.ts";
 import { FEATURES_PER_TOKEN, tokenRows } from "../src/ner/features.ts";
 import { nameGazetteer } from "../src/ner/gazetteer.ts";
 import { tokenize } from "../src/ner/tokenize.ts";
-import { averagedLogits, BagMlp, type Item, mulberry32 } from "./lib/bag-mlp.ts";
+import { BagMlp, type Item, mulberry32, trainAveraged } from "./lib/bag-mlp.ts";
 import { readTemplates, templateSplit } from "./lib/datasets.ts";
 import { NameHoldout } from "./lib/name-holdout.ts";
 import { tuneThresholds } from "./lib/ner-thresholds.ts";
@@ -93,21 +93,22 @@ for (const sentence of train) {
 }
 console.log(`${items.length} training tokens`);
 
-const members = Array.from({ length: ENSEMBLE }, (_, k) => {
-  const member = new BagMlp(BUCKETS, DIMS, TAGS.length, "softmax", SEED + k);
-  member.train(items, {
+const model = trainAveraged(
+  ENSEMBLE,
+  (seed) => new BagMlp(BUCKETS, DIMS, TAGS.length, "softmax", seed),
+  items,
+  {
     epochs: EPOCHS,
     batchSize: 32,
     learningRate: 0.01,
-    seed: SEED + k,
+    seed: SEED,
     // Templates repeat their context words thousands of times; dropping features at random keeps
     // the model from leaning on any one of them.
     featureDropout: Number(process.env.NER_DROPOUT ?? 0.3),
-    onEpoch: (epoch, loss) => console.log(`member ${k + 1} epoch ${epoch}: mean loss ${loss.toFixed(4)}`),
-  });
-  return member;
-});
-const model = ENSEMBLE === 1 ? (members[0] as BagMlp) : averagedLogits(members);
+    onEpoch: (member, epoch, loss) =>
+      console.log(`member ${member} epoch ${epoch}: mean loss ${loss.toFixed(4)}`),
+  },
+);
 
 /** Span F2 on the development sentences at each candidate threshold. */
 const devProbs = dev.map((sentence) => {

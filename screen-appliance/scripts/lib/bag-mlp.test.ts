@@ -1,18 +1,20 @@
 import { describe, expect, it } from "vitest";
-import { averagedLogits, BagMlp } from "./bag-mlp.ts";
+import { averagedLogits, BagMlp, trainAveraged } from "./bag-mlp.ts";
 
 const logit = (p: number) => Math.log(p / (1 - p));
 
+const items = Array.from({ length: 24 }, (_, i) => ({
+  rows: Int32Array.from([1 + (i % 3), 4 + (i % 4), 9 + (i % 2)]),
+  scale: 1 / Math.sqrt(3),
+  target: Float32Array.of(i % 3 === 0 ? 1 : 0, i % 4 === 1 ? 1 : 0),
+}));
+const options = { epochs: 15, batchSize: 4, learningRate: 0.05, featureDropout: 0.2 };
+
 /** Two sigmoid members trained from different seeds on a small multi-label problem. */
 function members(): BagMlp[] {
-  const items = Array.from({ length: 24 }, (_, i) => ({
-    rows: Int32Array.from([1 + (i % 3), 4 + (i % 4), 9 + (i % 2)]),
-    scale: 1 / Math.sqrt(3),
-    target: Float32Array.of(i % 3 === 0 ? 1 : 0, i % 4 === 1 ? 1 : 0),
-  }));
   return [5, 6].map((seed) => {
     const model = new BagMlp(16, 4, 2, "sigmoid", seed);
-    model.train(items, { epochs: 15, batchSize: 4, learningRate: 0.05, seed, featureDropout: 0.2 });
+    model.train(items, { ...options, seed });
     return model;
   });
 }
@@ -37,5 +39,23 @@ describe("averagedLogits", () => {
       /differ/,
     );
     expect(() => averagedLogits([])).toThrow(/no members/);
+  });
+
+  it("trainAveraged trains members from consecutive seeds and merges them", () => {
+    const create = (seed: number) => new BagMlp(16, 4, 2, "sigmoid", seed);
+    const epochs: string[] = [];
+    const merged = trainAveraged(2, create, items, {
+      ...options,
+      seed: 5,
+      onEpoch: (member, epoch) => epochs.push(`${member}:${epoch}`),
+    });
+    const expected = averagedLogits(members());
+    expect(merged.table).toEqual(expected.table);
+    expect(merged.w2).toEqual(expected.w2);
+    expect(epochs).toHaveLength(30);
+    expect(epochs.slice(14, 16)).toEqual(["1:15", "2:1"]);
+    const single = trainAveraged(1, create, items, { ...options, seed: 5 });
+    expect(single.dims).toBe(4);
+    expect(single.table).toEqual((members()[0] as BagMlp).table);
   });
 });

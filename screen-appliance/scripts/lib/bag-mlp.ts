@@ -164,6 +164,31 @@ export function averagedLogits(members: readonly BagMlp[]): BagMlp {
   return merged;
 }
 
+/**
+ * Trains `count` members made by `create(seed)` from seeds options.seed, options.seed + 1, ... on
+ * the same items and returns their logit average (the one member itself when `count` is 1).
+ */
+export function trainAveraged(
+  count: number,
+  create: (seed: number) => BagMlp,
+  items: Item[],
+  options: Omit<TrainOptions, "onEpoch"> & {
+    onEpoch?: (member: number, epoch: number, meanLoss: number) => void;
+  },
+): BagMlp {
+  const members = Array.from({ length: count }, (_, k) => {
+    const seed = options.seed + k;
+    const member = create(seed);
+    member.train(items, {
+      ...options,
+      seed,
+      onEpoch: (epoch, loss) => options.onEpoch?.(k + 1, epoch, loss),
+    });
+    return member;
+  });
+  return members.length === 1 ? (members[0] as BagMlp) : averagedLogits(members);
+}
+
 /** Adam whose embedding rows keep their own step count, so untouched rows are not decayed. */
 class LazyAdam {
   private readonly beta1 = 0.9;
