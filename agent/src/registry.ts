@@ -34,6 +34,12 @@ export interface JobHandler<S extends z.ZodType = z.ZodType> {
   payload: S;
   /** Every storage URI the job would touch, checked against the allow list before it runs. */
   locations(payload: z.infer<S>): string[];
+  /**
+   * URIs in the payload the job only compares against and never reads or writes (the tables an
+   * analysis maps scans to): left out of the allow-list check of the payload's URIs. A URI also in
+   * `locations` is checked all the same.
+   */
+  references?(payload: z.infer<S>): string[];
   /** Every catalog or metastore endpoint the job would talk to, checked likewise (none by default). */
   endpoints?(payload: z.infer<S>): string[];
   /** Runs the job; resolves with its result, or throws (a `JobError` says whether to retry). */

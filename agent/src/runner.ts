@@ -75,7 +75,8 @@ export async function runJob(job: JobOffer, deps: RunDeps): Promise<RunOutcome> 
 /**
  * Whether the allow list permits everything the job would touch: the locations and endpoints its
  * handler declares, and every storage URI anywhere in the payload (a field a handler forgot to
- * declare is still checked). The agent asks this before it accepts an offer, and again before it runs.
+ * declare is still checked), except those the handler declares it only compares against
+ * (`references`). The agent asks this before it accepts an offer, and again before it runs.
  */
 export function admit(
   handler: JobHandler,
@@ -83,7 +84,11 @@ export function admit(
   rawPayload: unknown,
   allow: AllowList,
 ): AllowVerdict {
-  const locations = new Set([...handler.locations(payload), ...locationsIn(rawPayload)]);
+  const referenced = new Set(handler.references?.(payload) ?? []);
+  const locations = new Set([
+    ...handler.locations(payload),
+    ...locationsIn(rawPayload).filter((uri) => !referenced.has(uri)),
+  ]);
   const verdict = allow.checkAll([...locations]);
   if (!verdict.ok) return verdict;
   for (const endpoint of handler.endpoints?.(payload) ?? []) {

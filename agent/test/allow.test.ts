@@ -1,7 +1,10 @@
 import { uriScheme } from "@lakesmith/shared/jobs";
 import { locationKey } from "@lakesmith/shared/locations";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { AllowList, locationsIn, parseLocation } from "../src/allow.ts";
+import { defineHandler } from "../src/registry.ts";
+import { admit } from "../src/runner.ts";
 
 describe("allow list", () => {
   const allow = new AllowList(["file:///data", "s3://Lake/raw/"]);
@@ -154,5 +157,25 @@ describe("allow list", () => {
         table_uri: "s3://b/t",
       }),
     ).toEqual(["s3://b/t"]);
+  });
+});
+
+describe("admitting a job", () => {
+  const handler = defineHandler({
+    kind: "compare",
+    payload: z.object({ logs: z.string(), tables: z.array(z.string()), output: z.string().optional() }),
+    locations: (p) => [p.logs],
+    references: (p) => p.tables,
+    run: async () => undefined,
+  });
+  const allow = new AllowList(["s3://logs/"]);
+
+  it("leaves out the URIs a handler only compares against, and checks every other URI of the payload", () => {
+    const payload = { logs: "s3://logs/spark/", tables: ["s3://lake/a", "s3a://lake/b"] };
+    expect(admit(handler, payload, payload, allow)).toEqual({ ok: true });
+    const writing = { ...payload, output: "s3://lake/out" };
+    expect(admit(handler, writing, writing, allow).ok).toBe(false);
+    const reading = { ...payload, logs: "s3://lake/a" };
+    expect(admit(handler, reading, reading, allow).ok).toBe(false);
   });
 });

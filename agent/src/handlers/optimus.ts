@@ -24,6 +24,8 @@ export function optimusHandlers(config: TableHandlerConfig): JobHandler[] {
       kind: QUERY_LOG_ANALYSIS_KIND,
       payload: QueryLogAnalysisPayloadSchema,
       locations: (p) => [p.query_logs_uri],
+      // The tables' roots are names scans are matched to; the analysis reads only the logs.
+      references: (p) => p.tables.flatMap((t) => t.uris),
       run: (ctx) =>
         runQueryLogAnalysis(ctx, {
           store: storeFor(ctx.payload.query_logs_uri, options),
