@@ -242,7 +242,7 @@ describe("the engine", () => {
 
   it("waits on tables that do not qualify, onboards the others, and queues runs at the policy's time, once", async () => {
     await ok("PUT", "/api/v1/config", { min_existence_days: 0 });
-    await ok("POST", `/api/v1/catalogs/${main}/policies`, COMPACT_DAILY, 201);
+    await ok("POST", `/api/v1/catalogs/${main}/policies`, { ...COMPACT_DAILY, target_file_size_mb: 64 }, 201);
     await plane.services.scheduler.tick(clock.now());
     const rows = Object.fromEntries((await managed()).map((r) => [r.full_name, r]));
     expect(rows["main.hr.tiny"]).toMatchObject({ state: "waiting" });
@@ -290,6 +290,8 @@ describe("the engine", () => {
     const queued = await policyJobs();
     const ofPeople = queued.filter((j) => j.tableId === people?.id);
     expect(ofPeople.map((j) => j.kind)).toEqual(["optimize"]);
+    // The policy's file size, not the table's own (512).
+    expect(ofPeople[0]?.payload).toMatchObject({ target_file_size_mb: 64 });
     expect(ofPeople[0]?.dedupeKey).toBe(`policy:${people?.id}:rewrite:2026-03-01T03:00:00.000Z`);
     // Every onboarded table got its runs; orders, with its own policy, its expirations at 02:00.
     expect(new Set(queued.map((j) => j.tableId))).toEqual(new Set(onboarded.map((t) => t.id)));

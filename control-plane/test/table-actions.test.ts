@@ -349,14 +349,17 @@ describe("actions on an onboarded table", () => {
     expect(list.total).toBe(3);
   });
 
-  it("a linear layout goes to the crunch as its layout; unknown action ids are 404", async () => {
+  it("a linear layout goes to the crunch as its layout, at the file size of the table's policy; unknown action ids are 404", async () => {
     const url = path(unity, "main.sales.retried");
+    await post(`${url}/policies`, { actions: { compact: {} }, target_file_size_mb: 32 }, 201);
     const action = await post(`${url}/actions`, {
       action: "improve_layout",
       layout: { type: "linear", columns: ["region", "customer_id"] },
     });
     expect(action.job.payload).toMatchObject({
       layout: { type: "linear", columns: ["region", "customer_id"] },
+      // The policy's, not the table's own (512), as the policy's own runs write.
+      target_file_size_mb: 32,
     });
     await get(`${url}/actions/job_nope`, 404);
     // A job of another table is not an action of this one.

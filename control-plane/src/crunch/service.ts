@@ -42,6 +42,8 @@ export interface CrunchOptions {
   kind?: CrunchKind;
   /** Overrides `trigger: "manual"`, now. */
   queueing?: Queueing;
+  /** The file size to write (a policy's); the table's own by default. */
+  targetFileSizeMb?: number;
 }
 
 export class CrunchService {
@@ -78,6 +80,7 @@ export class CrunchService {
           `Check GET /api/v1/onboarding/${table.id}/status, or send ?skip_recipe_check=true to crunch without a recipe.`,
       );
     const payload = await this.payload(table, trigger);
+    if (options.targetFileSizeMb !== undefined) payload.target_file_size_mb = options.targetFileSizeMb;
     const { values } = await this.config.get();
     const request = {
       kind: options.kind ?? "crunch",

@@ -354,7 +354,7 @@ export class PolicyEngine {
       const recipe = table.recipe ?? null;
       const payload: CrunchPayload = {
         ...base,
-        target_file_size_mb: table.targetFileSizeMb,
+        target_file_size_mb: run.targetFileSizeMb ?? table.targetFileSizeMb,
         recipe,
         parquet_v2: table.parquetV2,
         ...(recipe?.date_filter_column

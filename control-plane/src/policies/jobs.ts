@@ -8,7 +8,9 @@ import {
   VACUUM_KIND,
   type VacuumPayload,
 } from "@lakesmith/shared/maintenance";
-import { type LakeTable, lakeTables } from "../db/schema.ts";
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../db/index.ts";
+import { type LakeTable, lakeTables, managedTables, policies } from "../db/schema.ts";
 import { jobOnTable, type NewJob } from "../jobs/enqueue.ts";
 import type { DueRun } from "./plan.ts";
 
@@ -61,4 +63,27 @@ export function destructiveJob(
     validate: false,
   };
   return jobOnTable(table, { kind: PARTITION_EXPIRATION_KIND, payload, ...options.queueing });
+}
+
+/**
+ * The target file size of `table`'s effective policy (`managed_tables.policy_id`), which a rewrite
+ * of the table writes; undefined where no policy applies or it names none (the table's own then).
+ */
+export async function policyTargetFileSize(
+  db: Db,
+  table: Pick<LakeTable, "catalogConnectionId" | "catalogFullName">,
+): Promise<number | undefined> {
+  if (!table.catalogConnectionId || !table.catalogFullName) return undefined;
+  const [row] = await db
+    .select({ body: policies.body })
+    .from(managedTables)
+    .innerJoin(policies, eq(policies.id, managedTables.policyId))
+    .where(
+      and(
+        eq(managedTables.connectionId, table.catalogConnectionId),
+        eq(managedTables.fullName, table.catalogFullName),
+      ),
+    );
+  const size = row?.body.target_file_size_mb;
+  return typeof size === "number" ? size : undefined;
 }

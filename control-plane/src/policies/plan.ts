@@ -80,6 +80,8 @@ export type DueRun =
       group: "rewrite";
       kind: CrunchKind;
       layout: Layout | undefined;
+      /** The policy's target file size; undefined: the table's own. */
+      targetFileSizeMb: number | undefined;
       lookbackDays: number;
       at: Date;
       actions: Action[];
@@ -127,6 +129,7 @@ export function dueRuns(
       group: "rewrite",
       kind: rewrites ? "crunch" : "optimize",
       layout,
+      targetFileSizeMb: (group[0]?.parameters.target_file_size_mb?.value as number | null) ?? undefined,
       lookbackDays: (group[0]?.parameters.lookback_days?.value as number | undefined) ?? 7,
       at: new Date(at),
       actions: group.map((a) => a.action),

@@ -26,7 +26,14 @@ import { ApiError, conflict, invalidField } from "../http/problem.ts";
 import type { Queueing } from "../jobs/enqueue.ts";
 import type { JobService } from "../jobs/service.ts";
 import type { PartitionExpirationService } from "../partition-expiration/service.ts";
-import { ACTIONS, type Action, DESTRUCTIVE_ACTIONS, unsupportedReason } from "../policies/actions.ts";
+import {
+  ACTIONS,
+  type Action,
+  DESTRUCTIVE_ACTIONS,
+  REWRITE_ACTIONS,
+  unsupportedReason,
+} from "../policies/actions.ts";
+import { policyTargetFileSize } from "../policies/jobs.ts";
 import type { TableService } from "../tables/service.ts";
 import type { VacuumService } from "../vacuum/service.ts";
 import { heldQueueing } from "./hold.ts";
@@ -158,7 +165,16 @@ export class TableActionService {
   }
 
   private async queue(table: LakeTable, request: ActionRequest, queueing: Queueing, actor: string | null) {
-    const crunch = { skipRecipeCheck: true, actor, queueing };
+    // A rewrite writes the file size the table's policy names, as the policy's own runs do.
+    const targetFileSizeMb = REWRITE_ACTIONS.includes(request.action)
+      ? await policyTargetFileSize(this.db, table)
+      : undefined;
+    const crunch = {
+      skipRecipeCheck: true,
+      actor,
+      queueing,
+      ...(targetFileSizeMb ? { targetFileSizeMb } : {}),
+    };
     switch (request.action) {
       case "compress":
         return this.crunch.trigger(table.id, { whole_table: true }, crunch);
