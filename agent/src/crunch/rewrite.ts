@@ -31,6 +31,18 @@ import type { Phases } from "./metrics.ts";
 import { balancedBins } from "./plan.ts";
 
 /** One bin to rewrite, with what its rewrite needs. */
+/**
+ * Output bytes per input byte assumed for a crunch's first sorted bin, to size its chunks and files
+ * (later bins use the ratio measured so far): zstd rewrites of small snappy files wrote 0.4-0.6 of
+ * their input.
+ */
+export const FIRST_OUTPUT_RATIO = 0.5;
+
+/** The files a sorted rewrite of `inputBytes` writes: each near `targetBytes` at `outputRatio`. */
+export function sortedFileCount(inputBytes: number, outputRatio: number, targetBytes: number): number {
+  return Math.max(1, Math.round((inputBytes * outputRatio) / targetBytes));
+}
+
 export interface BinJob {
   store: ObjectStore;
   bin: readonly TableFile[];
@@ -72,7 +84,7 @@ export async function rewriteBin(engine: Engine, phases: Phases, job: BinJob): P
         await rewriteFiles(engine, {
           ...(chunks.length === 1 ? { source } : {}),
           inputs: chunk.paths,
-          sortedFiles: Math.max(1, Math.round((chunk.bytes * job.outputRatio) / job.targetBytes)),
+          sortedFiles: sortedFileCount(chunk.bytes, job.outputRatio, job.targetBytes),
           columns: job.columns,
           outDir,
           namePrefix: `part-${randomUUID()}`,

@@ -35,7 +35,7 @@ import { commitOutputs } from "./commit.ts";
 import { type BinOutput, type Pass, Phases, rangeNotes, summarize } from "./metrics.ts";
 import { choosePass } from "./pass.ts";
 import { type CrunchPlan, partitionRefusal, planCrunch } from "./plan.ts";
-import { rewriteBin } from "./rewrite.ts";
+import { FIRST_OUTPUT_RATIO, rewriteBin } from "./rewrite.ts";
 import { clusterNote, layoutNotApplied, type Measure, OPTIMIZE_SETTINGS, reuseEarlier } from "./settings.ts";
 import { uploadBin } from "./upload.ts";
 import { refuseUndeclaredColumns, validateBin } from "./validate.ts";
@@ -51,11 +51,6 @@ export interface CrunchOptions {
 }
 
 const MB = 1024 * 1024;
-/**
- * Output bytes per input byte assumed for a crunch's first sorted bin, to size its chunks (later bins
- * use the ratio measured so far): zstd rewrites of small snappy files wrote 0.4-0.6 of their input.
- */
-const FIRST_OUTPUT_RATIO = 0.5;
 const DEFAULT_MAX_BIN_BYTES = 1024 * MB;
 
 export async function runCrunch(

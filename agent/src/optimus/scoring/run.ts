@@ -18,6 +18,7 @@ import { join } from "node:path";
 import type { Layout } from "@lakesmith/shared/jobs";
 import type { LayoutScoringPayload, LayoutScoringResult } from "@lakesmith/shared/optimus";
 import { type Clock, systemClock } from "@lakesmith/shared/time";
+import { FIRST_OUTPUT_RATIO, sortedFileCount } from "../../crunch/rewrite.ts";
 import { Engine } from "../../engine/index.ts";
 import { tableFormat } from "../../formats/index.ts";
 import { sum } from "../../numbers.ts";
@@ -185,15 +186,19 @@ function methodOf(
 }
 
 /**
- * How many files the table would have once rewritten in a new layout: its bytes over the target
- * file size (a table of many small files is skipped over as the few files a rewrite leaves), or,
- * without a target, the files it has now.
+ * How many files the table would have once a crunch rewrote it in a new layout: as many as the
+ * crunch sizes a sorted rewrite of its bytes into at the target file size (`sortedFileCount`, at
+ * the output ratio it assumes before measuring one), or, without a target, the files it has now. A
+ * table of many small files is skipped over as the few files a rewrite leaves.
  */
 export function filesAfterRewrite(
   table: { files: readonly { size: number }[] },
   payload: Pick<LayoutScoringPayload, "target_file_size_mb">,
 ): number {
   if (!payload.target_file_size_mb) return table.files.length;
-  const bytes = table.files.reduce((total, f) => total + f.size, 0);
-  return Math.max(1, Math.round(bytes / (payload.target_file_size_mb * 2 ** 20)));
+  return sortedFileCount(
+    sum(table.files.map((f) => f.size)),
+    FIRST_OUTPUT_RATIO,
+    payload.target_file_size_mb * 2 ** 20,
+  );
 }
