@@ -389,6 +389,23 @@ describe("query_log_analysis, the rules", () => {
     expect(parts[0]?.filter_sets[0]?.days).toEqual({ "2025-07-02": { queries: 1, bytes_scanned: 0 } });
   });
 
+  it("weighs each scan by its own bytes where the log gives every scan's, else splits the query's evenly", async () => {
+    const other: LoggedScan = { table: "hive.web.clicks", locations: [], filterColumns: [], predicates: [] };
+    const region = ordersScan([predicate("region", "=", ["EU"])]);
+    const { result, parts } = await analyseMemory([
+      query("per-scan", {
+        bytesScanned: 1000,
+        scans: [
+          { ...region, bytesScanned: 900 },
+          { ...other, bytesScanned: 100 },
+        ],
+      }),
+      query("per-query", { bytesScanned: 1000, scans: [region, { ...other, bytesScanned: 100 }] }),
+    ]);
+    expect(parts[0]).toMatchObject({ queries: 2, bytes_scanned: 900 + 500 });
+    expect(result.unmatched).toEqual([{ name: "hive.web.clicks", queries: 2, bytes_scanned: 100 + 500 }]);
+  });
+
   it("reports progress every few queries read", async () => {
     const queries = Array.from({ length: 5 }, (_, i) => query(`q${i}`));
     const { progress } = await analyseMemory(queries, { progressEvery: 2 });

@@ -6,9 +6,9 @@
  * Steps, in order:
  * 1. Read: every query the reader yields is counted; one outside the window (`window.ts`) is
  *    dropped, one of Lakesmith's own reads (`isOwnQuery`) is counted and dropped.
- * 2. Map (`tables.ts`): a query's bytes are split evenly over all its scans (logs give a per-query
- *    figure), so an unmatched scan keeps its share out of the tables'; a query without a byte
- *    figure counts 1 query and 0 bytes.
+ * 2. Map (`tables.ts`): a scan weighs its own bytes where the log gives every scan's (Trino's
+ *    inputs); otherwise the query's bytes are split evenly over all its scans, so an unmatched scan
+ *    keeps its share out of the tables'; a query without a byte figure counts 1 query and 0 bytes.
  * 3. Fold (`fold.ts`, `workload.ts`): bounded per table and over all tables; unmatched scans are
  *    tallied by name (`unmatched.ts`).
  * 4. Send: one part per table, validated, in fqn order, each awaited before the next.
@@ -109,10 +109,13 @@ function mapScans(
   query: LoggedQuery,
   matcher: TableMatcher,
 ): { matched: Map<OptimusTableRef, ScanShare[]>; missed: ScanShare[] } {
-  const bytes = query.scans.length > 0 ? (query.bytesScanned ?? 0) / query.scans.length : 0;
+  // Each scan's own bytes where the log gives every scan's (Trino's inputs); else the query's, split evenly.
+  const perScan = query.scans.every((s) => s.bytesScanned !== undefined);
+  const even = query.scans.length > 0 ? (query.bytesScanned ?? 0) / query.scans.length : 0;
   const matched = new Map<OptimusTableRef, ScanShare[]>();
   const missed: ScanShare[] = [];
   for (const scan of query.scans) {
+    const bytes = perScan ? (scan.bytesScanned ?? 0) : even;
     const table = matcher.match(scan);
     if (!table) missed.push({ scan, bytes });
     else {
