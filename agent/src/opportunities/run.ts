@@ -10,13 +10,11 @@
  * 4. Report (`OpportunityScanResult`): the snapshot's version, small files (`small-files.ts`),
  *    potential DRR of the sample, ordering, and how it was measured.
  */
-import { join } from "node:path";
 import { DEFAULT_TARGET_FILE_SIZE_MB } from "@lakesmith/shared/jobs";
 import type { OpportunityScanPayload, OpportunityScanResult } from "@lakesmith/shared/opportunities";
 import { type Clock, systemClock } from "@lakesmith/shared/time";
 import { planCrunch } from "../crunch/plan.ts";
-import { Engine } from "../engine/index.ts";
-import { tableFormat } from "../formats/index.ts";
+import { withLoadedTable } from "../formats/read-only.ts";
 import { sum } from "../numbers.ts";
 import type { JobContext } from "../registry.ts";
 import { JobError } from "../registry.ts";
@@ -41,22 +39,7 @@ export async function runOpportunityScan(
   const clock = options.clock ?? systemClock;
   const started = clock.now();
   const { payload } = ctx;
-  const engine = await Engine.open({
-    memoryLimitMb: options.memoryLimitMb,
-    tempDir: join(ctx.scratchDir, "duckdb"),
-  });
-  try {
-    // 1. Load.
-    ctx.progress({ phase: "loading" });
-    const table = await tableFormat(payload.format).load({
-      store: options.store,
-      catalog: payload.catalog,
-      engine,
-      scratchDir: join(ctx.scratchDir, "table"),
-      clock,
-      log: ctx.log,
-    });
-
+  return withLoadedTable(ctx, payload, { ...options, clock }, async (engine, table) => {
     // 2. Plan as a whole-table crunch would, and draw the sample from its candidates.
     const targetBytes = (payload.target_file_size_mb ?? DEFAULT_TARGET_FILE_SIZE_MB) * MB;
     const plan = planCrunch(table.files, {
@@ -164,9 +147,7 @@ export async function runOpportunityScan(
       notes,
       duration_ms: clock.now().getTime() - started.getTime(),
     };
-  } finally {
-    engine.close();
-  }
+  });
 }
 
 function round2(n: number): number {

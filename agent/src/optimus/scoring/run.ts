@@ -19,8 +19,7 @@ import type { Layout } from "@lakesmith/shared/jobs";
 import type { LayoutScoringPayload, LayoutScoringResult } from "@lakesmith/shared/optimus";
 import { type Clock, systemClock } from "@lakesmith/shared/time";
 import { FIRST_OUTPUT_RATIO, sortedFileCount } from "../../crunch/rewrite.ts";
-import { Engine } from "../../engine/index.ts";
-import { tableFormat } from "../../formats/index.ts";
+import { withLoadedTable } from "../../formats/read-only.ts";
 import { sum } from "../../numbers.ts";
 import { type JobContext, JobError } from "../../registry.ts";
 import type { ObjectStore } from "../../store/index.ts";
@@ -48,21 +47,7 @@ export async function runLayoutScoring(
   const clock = options.clock ?? systemClock;
   const started = clock.now();
   const { payload } = ctx;
-  const engine = await Engine.open({
-    memoryLimitMb: options.memoryLimitMb,
-    tempDir: join(ctx.scratchDir, "duckdb"),
-  });
-  try {
-    // 1. Load.
-    ctx.progress({ phase: "loading" });
-    const table = await tableFormat(payload.format).load({
-      store: options.store,
-      catalog: payload.catalog,
-      engine,
-      scratchDir: join(ctx.scratchDir, "table"),
-      clock,
-      log: ctx.log,
-    });
+  return withLoadedTable(ctx, payload, { ...options, clock }, async (engine, table) => {
     const names = [...table.columns.map((c) => c.name), ...table.partitionColumns];
 
     // 2. The workload, typed.
@@ -148,9 +133,7 @@ export async function runLayoutScoring(
       ...decision,
       days: measured.days,
     };
-  } finally {
-    engine.close();
-  }
+  });
 }
 
 /** Days the workload's bytes are averaged over: the payload's window, else the span of its days. */
