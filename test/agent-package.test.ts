@@ -155,6 +155,8 @@ describe("the packed agent", () => {
       "package/bin/lakesmith-agent.js",
       "package/dist/cli.js",
       "package/dist/cli.js.map",
+      "package/dist/optimus-worker.js",
+      "package/dist/optimus-worker.js.map",
       "package/package.json",
     ]);
     const map = JSON.parse(readFileSync(join(installed, "dist/cli.js.map"), "utf8"));
@@ -181,6 +183,36 @@ describe("the packed agent", () => {
     const top = readdirSync(join(prefix, "node_modules"));
     expect(top).not.toContain("tsx");
     expect(readdirSync(join(prefix, "node_modules/@lakesmith"))).toEqual(["agent"]);
+  });
+
+  it("runs the bundled Spark log reader thread from the install: a real log's queries come back", async () => {
+    const logs = join(work, "spark-logs");
+    mkdirSync(logs);
+    cpSync(join(DELTA_FIXTURES, "../query-logs/spark/eventlog_dsv1.zstd"), join(logs, "app-1.zstd"));
+    // The worker's protocol (agent/src/optimus/spark/protocol.ts): one log in, batches and `done` out.
+    const script = `
+      import { Worker } from "node:worker_threads";
+      const worker = new Worker(new URL("./dist/optimus-worker.js", import.meta.url), {
+        workerData: { uri: ${JSON.stringify(`file://${logs}/`)}, storeOptions: {}, batchSize: 256, maxInFlight: 4 },
+      });
+      const ids = [];
+      worker.on("error", (e) => { console.error(e.message); process.exit(1); });
+      worker.on("message", (m) => {
+        if (m.type === "batch") ids.push(...m.queries.map((q) => q.id + " " + (q.startedAt instanceof Date)));
+        else { console.log(JSON.stringify({ reply: m.type, ids, stats: m.stats })); worker.terminate(); }
+      });
+      worker.postMessage({ type: "log", log: { key: "app-1.zstd", parts: [{ key: "app-1.zstd", size: 1, lastModified: new Date() }] } });`;
+    writeFileSync(join(installed, "read-spark-log.mjs"), script);
+    const { stdout } = await run(process.execPath, ["read-spark-log.mjs"], {
+      cwd: installed,
+      env: cleanEnv(),
+    });
+    rmSync(join(installed, "read-spark-log.mjs"));
+    const out = JSON.parse(stdout);
+    expect(out.reply).toBe("done");
+    expect(out.stats).toMatchObject({ logs: 1, malformedLines: 0 });
+    expect(out.ids.length).toBeGreaterThan(0);
+    expect(out.ids.every((id: string) => id.startsWith("app-1.zstd#") && id.endsWith(" true"))).toBe(true);
   });
 
   it("prints its usage with --help, and names a bad option with exit code 2", async () => {

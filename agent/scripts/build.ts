@@ -1,6 +1,8 @@
 /**
  * Builds the agent for shipping: `src/cli.ts` bundled by esbuild into `dist/cli.js` (ES module,
- * Node 20) with a source map that carries the TypeScript sources.
+ * Node 20) with a source map that carries the TypeScript sources, and the Spark log reader's worker
+ * thread (`src/optimus/spark/worker.ts`) into `dist/optimus-worker.js` beside it, where the bundled
+ * `parallel.ts` starts it from.
  *
  * - `@lakesmith/shared` is not published, so it is compiled into the bundle.
  * - Every other package the code imports stays an import, and must be one of this package's
@@ -62,8 +64,8 @@ await rm(join(ROOT, "dist"), { recursive: true, force: true });
 // esbuild has printed the errors by the time it rejects: exit without a second, longer report.
 const result = await build({
   absWorkingDir: ROOT,
-  entryPoints: ["src/cli.ts"],
-  outfile: "dist/cli.js",
+  entryPoints: { cli: "src/cli.ts", "optimus-worker": "src/optimus/spark/worker.ts" },
+  outdir: "dist",
   bundle: true,
   platform: "node",
   format: "esm",
@@ -81,4 +83,5 @@ const result = await build({
   metafile: true,
 }).catch(() => process.exit(1));
 const bytes = Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
-process.stdout.write(`agent: built dist/cli.js (${Math.round(bytes / 1024)} KiB with its source map)\n`);
+const built = Object.keys(result.metafile.outputs).filter((path) => path.endsWith(".js"));
+process.stdout.write(`agent: built ${built.join(", ")} (${Math.round(bytes / 1024)} KiB with source maps)\n`);

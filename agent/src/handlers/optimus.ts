@@ -29,7 +29,8 @@ export function optimusHandlers(config: TableHandlerConfig): JobHandler[] {
       run: (ctx) =>
         runQueryLogAnalysis(ctx, {
           store: storeFor(ctx.payload.query_logs_uri, options),
-          reader: readerFor(ctx.payload.engine),
+          // Workers reading Spark logs in parallel reopen the store from the same options.
+          reader: readerFor(ctx.payload.engine, { storeOptions: options, signal: ctx.signal }),
         }),
     }),
     defineHandler({

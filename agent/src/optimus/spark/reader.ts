@@ -14,7 +14,7 @@
  */
 import type { ObjectStore } from "../../store/index.ts";
 import { codecOf, decompress } from "./codec.ts";
-import { sparkLogs } from "./files.ts";
+import { type SparkLog, sparkLogs } from "./files.ts";
 import { byteLinesOf } from "./lines.ts";
 import { type SparkPlanInfo, type SparkScan, scansOf } from "./plan.ts";
 
@@ -108,36 +108,43 @@ export async function* readSparkExecutions(
   prefix = "",
   stats: SparkReadStats = { logs: 0, lines: 0, malformedLines: 0, executions: 0 },
 ): AsyncIterable<SparkExecution> {
-  for await (const log of sparkLogs(store, prefix)) {
-    stats.logs++;
-    const open = new Map<number, Open>();
-    const byAccumulator = new Map<number, Open>();
-    for (const part of log.parts) {
-      const bytes = decompress(await store.read(part.key), codecOf(part.key));
-      for await (const line of byteLinesOf(bytes)) {
-        stats.lines++;
-        if (!startsWith(line, EVENT)) {
-          if (line.toString("latin1").trim() !== "") stats.malformedLines++;
-          continue;
-        }
-        if (startsWith(line, TASK_END)) {
-          addTaskUpdates(line, byAccumulator);
-          continue;
-        }
-        if (!WANTED.some((w) => startsWith(line, w))) continue;
-        const done = handle(line.toString("utf8"), log.key, open, byAccumulator);
-        if (done === "malformed") stats.malformedLines++;
-        else if (done) {
-          stats.executions++;
-          yield done;
-        }
+  for await (const log of sparkLogs(store, prefix)) yield* readSparkLog(store, log, stats);
+}
+
+/** The SQL executions with scans in one log (its parts read in order). */
+export async function* readSparkLog(
+  store: ObjectStore,
+  log: SparkLog,
+  stats: SparkReadStats = { logs: 0, lines: 0, malformedLines: 0, executions: 0 },
+): AsyncIterable<SparkExecution> {
+  stats.logs++;
+  const open = new Map<number, Open>();
+  const byAccumulator = new Map<number, Open>();
+  for (const part of log.parts) {
+    const bytes = decompress(await store.read(part.key), codecOf(part.key));
+    for await (const line of byteLinesOf(bytes)) {
+      stats.lines++;
+      if (!startsWith(line, EVENT)) {
+        if (line.toString("latin1").trim() !== "") stats.malformedLines++;
+        continue;
+      }
+      if (startsWith(line, TASK_END)) {
+        addTaskUpdates(line, byAccumulator);
+        continue;
+      }
+      if (!WANTED.some((w) => startsWith(line, w))) continue;
+      const done = handle(line.toString("utf8"), log.key, open, byAccumulator);
+      if (done === "malformed") stats.malformedLines++;
+      else if (done) {
+        stats.executions++;
+        yield done;
       }
     }
-    for (const o of open.values()) {
-      if (o.execution.scans.length === 0) continue;
-      stats.executions++;
-      yield finish(o);
-    }
+  }
+  for (const o of open.values()) {
+    if (o.execution.scans.length === 0) continue;
+    stats.executions++;
+    yield finish(o);
   }
 }
 

@@ -1,0 +1,146 @@
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { LoggedQuery, ReadStats } from "../src/optimus/query.ts";
+import { readSparkQueries } from "../src/optimus/spark/index.ts";
+import { envCap, READERS_ENV, sparkQueryReader } from "../src/optimus/spark/parallel.ts";
+import { FileStore, type ObjectStore } from "../src/store/index.ts";
+import { DELTA_FIXTURES } from "./support/fixtures.ts";
+
+const SPARK = join(DELTA_FIXTURES, "../query-logs/spark");
+const COPIES = 3;
+
+let root: string;
+let logCount = 0;
+
+/** Every fixture `COPIES` times under its own application name, plus a rolling log in two parts. */
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "spark-parallel-"));
+  for (const name of await readdir(SPARK))
+    for (let copy = 0; copy < COPIES; copy++) {
+      await copyFile(join(SPARK, name), join(root, `app-${copy}-${name}`));
+      logCount++;
+    }
+  const lines = (await readFile(join(SPARK, "eventlog_minimal_events"), "utf8")).split("\n");
+  const half = Math.floor(lines.length / 2);
+  const rolling = join(root, "eventlog_v2_app-rolling");
+  await mkdir(rolling);
+  await writeFile(join(rolling, "events_1_app-rolling"), `${lines.slice(0, half).join("\n")}\n`);
+  await writeFile(join(rolling, "events_2_app-rolling"), `not json\n${lines.slice(half).join("\n")}`);
+  await writeFile(join(rolling, "appstatus_app-rolling"), "");
+  logCount++;
+});
+
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+const newStats = (): ReadStats => ({ logs: 0, lines: 0, malformedLines: 0 });
+
+async function readAll(reader: ReturnType<typeof sparkQueryReader>, store: ObjectStore, prefix = "") {
+  const stats = newStats();
+  const queries: LoggedQuery[] = [];
+  for await (const q of reader(store, prefix, stats)) queries.push(q);
+  return { queries, stats };
+}
+
+/** The query ids of each log, in the order read. */
+function byLog(queries: LoggedQuery[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const q of queries) {
+    const log = q.id.slice(0, q.id.lastIndexOf("#"));
+    out.set(log, [...(out.get(log) ?? []), q.id]);
+  }
+  return out;
+}
+
+/** A view of `store` that can list but not read: only a worker, reopening it from its URI, can. */
+function listOnly(store: ObjectStore): ObjectStore {
+  return Object.assign(Object.create(store) as ObjectStore, {
+    read: () => {
+      throw new Error("read in the main thread");
+    },
+  });
+}
+
+describe("parallel Spark reader", () => {
+  it("yields the in-thread reader's queries, each log in its order, with the same stats", async () => {
+    const store = new FileStore(root);
+    const alone = await readAll(readSparkQueries, store);
+    const pooled = await readAll(sparkQueryReader({ storeOptions: {}, workers: 2 }), listOnly(store));
+    expect(alone.stats.logs).toBe(logCount);
+    expect(alone.stats.malformedLines).toBeGreaterThan(0);
+    expect(pooled.stats).toEqual(alone.stats);
+    expect(pooled.queries).toHaveLength(alone.queries.length);
+    expect(byLog(pooled.queries)).toEqual(byLog(alone.queries));
+    const sorted = (qs: LoggedQuery[]) => [...qs].sort((a, b) => a.id.localeCompare(b.id));
+    expect(sorted(pooled.queries)).toEqual(sorted(alone.queries));
+    expect(pooled.queries.some((q) => q.startedAt instanceof Date)).toBe(true);
+    const rolling = pooled.queries.filter((q) => q.id.startsWith("eventlog_v2_app-rolling/#"));
+    expect(rolling.length).toBeGreaterThan(0);
+  });
+
+  it("reads in this thread for one log, one worker, or no store options", async () => {
+    const store = listOnly(new FileStore(root));
+    const main = /read in the main thread/;
+    await expect(readAll(sparkQueryReader({ storeOptions: {} }), store, "app-0-nds_q72")).rejects.toThrow(
+      main,
+    );
+    await expect(readAll(sparkQueryReader({ storeOptions: {}, workers: 1 }), store)).rejects.toThrow(main);
+    await expect(readAll(sparkQueryReader({ workers: 2 }), store)).rejects.toThrow(main);
+  });
+
+  it("fails with the worker's message when a log can't be read", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "spark-parallel-bad-"));
+    try {
+      await copyFile(join(SPARK, "eventlog_dsv1.zstd"), join(dir, "app-good.zstd"));
+      await copyFile(join(SPARK, "eventlog_dsv2.zstd"), join(dir, "app-good2.zstd"));
+      await writeFile(join(dir, "app-bad.lz4"), Buffer.alloc(4096, 0x5a));
+      const store = new FileStore(dir);
+      const alone = await readAll(readSparkQueries, store).catch((e: Error) => e.message);
+      expect(alone).toMatch(/lz4 event log/);
+      await expect(
+        readAll(sparkQueryReader({ storeOptions: {}, workers: 2 }), listOnly(store)),
+      ).rejects.toThrow(alone as string);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("fails with the worker's message when a worker can't open the store", async () => {
+    const store = listOnly(new FileStore(root));
+    const elsewhere = Object.assign(Object.create(store) as ObjectStore, { uri: "nope://bucket/logs/" });
+    await expect(readAll(sparkQueryReader({ storeOptions: {}, workers: 2 }), elsewhere)).rejects.toThrow(
+      /nope/,
+    );
+  });
+
+  it("stops on abort: the pending read rejects with the signal's reason", async () => {
+    const store = listOnly(new FileStore(root));
+    const aborted = new AbortController();
+    aborted.abort(new Error("cancelled before"));
+    await expect(
+      readAll(sparkQueryReader({ storeOptions: {}, workers: 2, signal: aborted.signal }), store),
+    ).rejects.toThrow("cancelled before");
+
+    const controller = new AbortController();
+    const reader = sparkQueryReader({ storeOptions: {}, workers: 2, signal: controller.signal });
+    const iterator = reader(store, "", newStats())[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    expect(first.done).toBe(false);
+    controller.abort(new Error("cancelled"));
+    await expect(
+      (async () => {
+        for (let r = await iterator.next(); !r.done; r = await iterator.next());
+      })(),
+    ).rejects.toThrow("cancelled");
+  });
+
+  it("caps the pool by the environment, refusing a value that is not a count", () => {
+    expect(envCap(undefined)).toBe(Number.POSITIVE_INFINITY);
+    expect(envCap("3")).toBe(3);
+    expect(() => envCap("0")).toThrow(READERS_ENV);
+    expect(() => envCap("two")).toThrow(READERS_ENV);
+  });
+});
