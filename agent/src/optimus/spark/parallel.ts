@@ -14,7 +14,8 @@
  * - Backpressure: a worker posts at most `MAX_IN_FLIGHT` batches of `BATCH` queries that this thread
  *   has not yet yielded, then waits.
  * - Memory: each worker holds its zstd window (up to 128 MiB for Databricks logs) and two 16 MiB
- *   output buffers, besides its own V8 heap.
+ *   output buffers, besides its own V8 heap (its young generation capped at 8 MiB): about 220 MB
+ *   while it reads a Databricks log.
  * - `signal` aborting, the consumer stopping, or any worker failing terminates every worker; a
  *   worker's failure is thrown with its message. Stats are the workers' totals, summed.
  */
@@ -139,7 +140,13 @@ async function* inWorkers(
 function startWorker(data: SparkWorkerData): Worker {
   const fromSources = import.meta.url.endsWith(".ts");
   const entry = new URL(fromSources ? "./worker-tsx.mjs" : "./optimus-worker.js", import.meta.url);
-  return new Worker(entry, { workerData: data, execArgv: [] });
+  // A small young generation: a worker's garbage is short-lived lines and plans (two workers on
+  // Databricks and Dataproc logs: 632 -> 580 MB peak RSS, same CPU time).
+  return new Worker(entry, {
+    workerData: data,
+    execArgv: [],
+    resourceLimits: { maxYoungGenerationSizeMb: 8 },
+  });
 }
 
 const size = (log: SparkLog) => log.parts.reduce((sum, part) => sum + part.size, 0);
