@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LoggedQuery, ReadStats } from "../src/optimus/query.ts";
 import { readSparkQueries } from "../src/optimus/spark/index.ts";
-import { envCap, READERS_ENV, sparkQueryReader } from "../src/optimus/spark/parallel.ts";
+import { envCap, READERS_ENV, sparkQueryReader, workersWithin } from "../src/optimus/spark/parallel.ts";
 import { FileStore, type ObjectStore } from "../src/store/index.ts";
 import { DELTA_FIXTURES } from "./support/fixtures.ts";
 
@@ -142,5 +142,11 @@ describe("parallel Spark reader", () => {
     expect(envCap("3")).toBe(3);
     expect(() => envCap("0")).toThrow(READERS_ENV);
     expect(() => envCap("two")).toThrow(READERS_ENV);
+  });
+
+  it("caps the pool at what fits the job's memory (256 MB a worker), and at the environment's, at least 1", () => {
+    expect(workersWithin(768, undefined)).toBe(3);
+    expect(workersWithin(768, "2")).toBe(2);
+    expect(workersWithin(200, undefined)).toBe(1);
   });
 });

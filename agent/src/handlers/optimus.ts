@@ -13,6 +13,7 @@ import {
 import { runQueryLogAnalysis } from "../optimus/analysis/run.ts";
 import { readerFor } from "../optimus/readers.ts";
 import { runLayoutScoring } from "../optimus/scoring/run.ts";
+import { workersWithin } from "../optimus/spark/parallel.ts";
 import { defineHandler, type JobHandler } from "../registry.ts";
 import { storeFor } from "../store/index.ts";
 import { storeOptions, type TableHandlerConfig } from "./tables.ts";
@@ -30,7 +31,12 @@ export function optimusHandlers(config: TableHandlerConfig): JobHandler[] {
         runQueryLogAnalysis(ctx, {
           store: storeFor(ctx.payload.query_logs_uri, options),
           // Workers reading Spark logs in parallel reopen the store from the same options.
-          reader: readerFor(ctx.payload.engine, { storeOptions: options, signal: ctx.signal }),
+          // As many as fit the job's memory (a worker holds up to a 128 MiB zstd window).
+          reader: readerFor(ctx.payload.engine, {
+            storeOptions: options,
+            signal: ctx.signal,
+            workers: workersWithin(config.memory_limit_mb),
+          }),
         }),
     }),
     defineHandler({

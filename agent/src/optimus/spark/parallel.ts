@@ -4,8 +4,8 @@
  * and their executions are yielded here as `LoggedQuery` records as they arrive.
  *
  * Rules:
- * - Workers: min(cores, logs, cap); the cap is `options.workers`, else the env
- *   `LAKESMITH_AGENT_OPTIMUS_READERS`, else none. One worker, one log, or no `storeOptions` (the
+ * - Workers: min(cores, logs, cap); the cap is `options.workers` (the handler's: what fits the
+ *   job's memory, `workersWithin`), else the env `LAKESMITH_AGENT_OPTIMUS_READERS`, else none. One worker, one log, or no `storeOptions` (the
  *   workers could not reopen the store) means the in-thread reader (`readSparkQueries`).
  * - A worker reopens the store as `storeFor(store.uri, storeOptions)`: the options must be plain
  *   data (credentials from the environment are fine: workers share it).
@@ -55,6 +55,20 @@ export function sparkQueryReader(options: SparkReadOptions = {}): QueryLogReader
 /** The workers that read `logs` logs: min(cores, logs, cap), the cap `workers` or the environment's. */
 export function sparkWorkerCount(logs: number, workers = envCap(process.env[READERS_ENV])): number {
   return Math.min(availableParallelism(), logs, workers);
+}
+
+/**
+ * The memory one reading worker takes at most: a Databricks log's 128 MiB zstd window, the decoder's
+ * and the copy's 16 MiB buffers, and the worker's own heap (about 220-240 MB measured).
+ */
+export const SPARK_WORKER_MB = 256;
+
+/**
+ * The pool's cap within a job's memory (the agent's `memory_limit_mb`), and the environment's cap:
+ * at least 1 (the in-thread reader).
+ */
+export function workersWithin(memoryLimitMb: number, env = process.env[READERS_ENV]): number {
+  return Math.max(1, Math.min(envCap(env), Math.floor(memoryLimitMb / SPARK_WORKER_MB)));
 }
 
 /** The worker count the environment caps the pool at (no cap: unset). */
