@@ -130,8 +130,10 @@ describe("Optimus ingestion in workerd", () => {
     expect(JSON.parse(job.payload)).toMatchObject({
       table_id: table.id,
       uri: "s3://lake/optimus-events",
-      current_layout: { type: "linear", columns: ["region"] },
+      // The recipe's cluster columns are no layout the files hold: no policy names one.
+      current_layout: null,
       filter_sets: [FILTER_SET],
+      target_file_size_mb: 512,
     });
     expect(JSON.parse(job.locks)).toEqual([`table:${table.id}/`]);
     expect(job.exclusion).toBe("layout_scoring");
