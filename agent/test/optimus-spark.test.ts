@@ -242,6 +242,15 @@ describe("Spark event-log reader on a generated rolling folder", () => {
   });
 });
 
+describe("Spark event-log reader, a log that isn't what its name says", () => {
+  it("refuses a .zstd log that holds no zstd frame, naming the log, instead of reading it as empty", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "optimus-garbage-"));
+    await writeFile(join(dir, "app-1.zstd"), Buffer.alloc(4096, 0x5a));
+    await expect(read(dir, "")).rejects.toThrow("app-1.zstd: not a zstd stream");
+    await rm(dir, { recursive: true, force: true });
+  });
+});
+
 describe("Spark event-log reader, logs read at once", () => {
   it("reads two zstd logs concurrently exactly as one at a time (each stream has its own decoder)", async () => {
     const sequential = [(await read(SPARK, "nds_q72")).executions, (await read(SPARK, "nds_q88")).executions];

@@ -24,10 +24,14 @@ export function codecOf(key: string): SparkCodec {
 }
 
 /** The decompressed bytes of `source`, chunk by chunk. */
-export function decompress(source: AsyncIterable<Uint8Array>, codec: SparkCodec): AsyncIterable<Uint8Array> {
+export function decompress(
+  source: AsyncIterable<Uint8Array>,
+  codec: SparkCodec,
+  name?: string,
+): AsyncIterable<Uint8Array> {
   switch (codec) {
     case "zstd":
-      return zstd(source);
+      return zstd(source, name);
     case "lz4":
       return lz4Blocks(source);
     case "snappy":

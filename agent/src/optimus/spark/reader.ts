@@ -121,7 +121,7 @@ export async function* readSparkLog(
   const open = new Map<number, Open>();
   const byAccumulator = new Map<number, Open>();
   for (const part of log.parts) {
-    const bytes = decompress(await store.read(part.key), codecOf(part.key));
+    const bytes = decompress(await store.read(part.key), codecOf(part.key), part.key);
     for await (const line of byteLinesOf(bytes)) {
       stats.lines++;
       if (!startsWith(line, EVENT)) {

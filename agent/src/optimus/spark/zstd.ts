@@ -93,10 +93,20 @@ async function streamingDecoder(): Promise<Decoder> {
  * valid until the next chunk is asked for: a consumer keeps what it needs by copying it (the line
  * splitter copies only a line's unfinished tail).
  */
-export async function* zstd(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+export async function* zstd(
+  source: AsyncIterable<Uint8Array>,
+  name = "zstd stream",
+): AsyncIterable<Uint8Array> {
   const decoder = await streamingDecoder();
+  let first = true;
   try {
     for await (const chunk of source) {
+      if (first && chunk.byteLength > 0) {
+        first = false;
+        // The decoder reads a stream that isn't zstd as empty: refuse it instead.
+        if (!isZstdStart(chunk))
+          throw new Error(`${name}: not a zstd stream (no zstd frame at its start); not read`);
+      }
       for (let i = 0; i < chunk.byteLength; i += PIECE) {
         const out = decoder.decode(chunk.subarray(i, i + PIECE));
         if (out.byteLength >= OUT)
@@ -107,4 +117,12 @@ export async function* zstd(source: AsyncIterable<Uint8Array>): AsyncIterable<Ui
   } finally {
     decoder.close();
   }
+}
+
+/** Whether `bytes` start with a zstd frame (magic 0xFD2FB528) or a skippable frame (0x184D2A5?). */
+function isZstdStart(bytes: Uint8Array): boolean {
+  if (bytes.byteLength < 4) return false;
+  const magic =
+    ((bytes[0] ?? 0) | ((bytes[1] ?? 0) << 8) | ((bytes[2] ?? 0) << 16) | ((bytes[3] ?? 0) << 24)) >>> 0;
+  return magic === 0xfd2fb528 || (magic & 0xfffffff0) === 0x184d2a50;
 }
