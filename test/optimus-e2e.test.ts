@@ -27,7 +27,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startUnityCatalog, type UnityCatalogServer } from "../agent/test/support/unity-catalog.ts";
 import type { ChildAgent } from "./support/agents.ts";
 import { writeFlatDeltaTable } from "./support/flat-delta.ts";
-import { connectedCatalogAgent, eventually, startPlane, type TestPlane } from "./support/plane.ts";
+import { apiOk, connectedCatalogAgent, eventually, startPlane, type TestPlane } from "./support/plane.ts";
 
 const root = mkdtempSync(join(tmpdir(), "optimus-e2e-"));
 const SECRET = "unity-optimus-secret-7d21";
@@ -141,11 +141,8 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-const ok = async (method: string, path: string, body?: unknown, status = 200) => {
-  const res = await plane.api(method, path, body);
-  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(status);
-  return res.body;
-};
+const ok = (method: string, path: string, body?: unknown, status = 200) =>
+  apiOk(plane, method, path, body, status);
 
 interface Layout {
   type: "linear" | "zorder";

@@ -33,7 +33,7 @@ import type { ChildAgent } from "./support/agents.ts";
 import { type DeltaRows, deltaRows } from "./support/delta-rows.ts";
 import { appendCommit, type EventsTableOptions, writeEventsTable } from "./support/delta-tables.ts";
 import { OffsetClock } from "./support/offset-clock.ts";
-import { connectedCatalogAgent, eventually, startPlane, type TestPlane } from "./support/plane.ts";
+import { apiOk, connectedCatalogAgent, eventually, startPlane, type TestPlane } from "./support/plane.ts";
 
 const root = mkdtempSync(join(tmpdir(), "policies-e2e-"));
 const SECRET = "unity-policy-secret-41c9";
@@ -114,11 +114,8 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-const ok = async (method: string, path: string, body?: unknown, status = 200) => {
-  const res = await plane.api(method, path, body);
-  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(status);
-  return res.body;
-};
+const ok = (method: string, path: string, body?: unknown, status = 200) =>
+  apiOk(plane, method, path, body, status);
 
 /** Until no job is queued, offered or running: the clock only moves then (`offset-clock.ts`). */
 async function idle() {

@@ -214,6 +214,13 @@ export function connectedCatalogAgent(
   );
 }
 
+/** Calls the API and expects `status` (the body in the failure message); returns the body. */
+export async function apiOk(p: TestPlane, method: string, path: string, body?: unknown, status = 200) {
+  const res = await p.api(method, path, body);
+  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(status);
+  return res.body;
+}
+
 /** Registers a Delta table through the API and waits for its onboarding to end; returns both. */
 export async function onboardTable(
   p: TestPlane,

@@ -231,17 +231,7 @@ export class RecommendationActions {
     const facts = await this.policies.factsOf(row.synced);
     const why = unsupportedReason("improve_layout", facts);
     if (why) throw invalidField("layout", `table '${rec.tableFqn}' can't take improve_layout: ${why}`);
-    const [own] = await this.db
-      .select()
-      .from(policies)
-      .where(
-        and(
-          eq(policies.connectionId, ref.connectionId),
-          eq(policies.catalog, ref.catalog),
-          eq(policies.scope, "table"),
-          eq(policies.target, lake.fullName),
-        ),
-      );
+    const own = await this.policies.ofScope(ref, "table", lake.fullName);
     const [effective] = row.managed.policyId
       ? await this.db.select().from(policies).where(eq(policies.id, row.managed.policyId))
       : [];

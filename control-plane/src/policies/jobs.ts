@@ -12,6 +12,7 @@ import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
 import { type LakeTable, lakeTables, managedTables, policies } from "../db/schema.ts";
 import { jobOnTable, type NewJob } from "../jobs/enqueue.ts";
+import { effectivePolicyOf } from "../managed-tables/joins.ts";
 import type { DueRun } from "./plan.ts";
 
 export type DestructiveRun = Exclude<DueRun, { group: "rewrite" }>;
@@ -77,7 +78,7 @@ export async function policyTargetFileSize(
   const [row] = await db
     .select({ body: policies.body })
     .from(managedTables)
-    .innerJoin(policies, eq(policies.id, managedTables.policyId))
+    .innerJoin(policies, effectivePolicyOf)
     .where(
       and(
         eq(managedTables.connectionId, table.catalogConnectionId),

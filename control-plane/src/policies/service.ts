@@ -60,17 +60,7 @@ export class PolicyService {
       scopeTarget = table.fullName;
     }
     const now = this.clock.now();
-    const [existing] = await this.db
-      .select({ id: policies.id })
-      .from(policies)
-      .where(
-        and(
-          eq(policies.connectionId, ref.connectionId),
-          eq(policies.catalog, ref.catalog),
-          eq(policies.scope, target.scope),
-          eq(policies.target, scopeTarget),
-        ),
-      );
+    const existing = await this.ofScope(ref, target.scope, scopeTarget);
     const upsert = this.db
       .insert(policies)
       .values({
@@ -102,6 +92,22 @@ export class PolicyService {
     if (!row) throw new Error("policy upsert returned no row");
     if (existing) await this.rearm(row.id, now);
     return { policy: policyView(row), created: !existing };
+  }
+
+  /** The policy of one scope of a catalog (`target`: a prefix, a table's full name, "" for the catalog's). */
+  async ofScope(ref: CatalogRef, scope: Policy["scope"], target: string): Promise<Policy | undefined> {
+    const [row] = await this.db
+      .select()
+      .from(policies)
+      .where(
+        and(
+          eq(policies.connectionId, ref.connectionId),
+          eq(policies.catalog, ref.catalog),
+          eq(policies.scope, scope),
+          eq(policies.target, target),
+        ),
+      );
+    return row;
   }
 
   /** The catalog's policies: the catalog's, then prefixes, then tables, each by target. */
