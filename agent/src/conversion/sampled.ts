@@ -12,18 +12,25 @@
  *    DuckDB inferring the same schema from the same sample. Inferred (not given) columns make the
  *    reader fail on a key the sample did not have, at any depth, and on an object or list where the
  *    sample had another kind; any failure here means "not the sample's schema".
- * 3. Prove, one scan each side: the inputs read with every leaf as `JSON` (each value as parsed),
- *    and the written files read back: the row count, each column's non-null values and the sum of
- *    each row's hash of its values' JSON spellings (`spelling.ts`). Different counts mean rows or
- *    values were lost: the run fails. Equal counts but different spellings mean the sample's schema
- *    cast a value past the sample (a fraction rounded, a number turned text): not the lossless
- *    schema, so the every-record path converts instead. The written files' usual checksum
- *    (`engine/checksum.ts`) comes from the same scan, for the manifest.
+ * 3. Prove the inputs, one scan: every record read with every leaf as `JSON` (each value as
+ *    parsed): the row count, each column's non-null values, and whether any value is of another
+ *    JSON kind than its column's type (`kinds.ts`: the typed read converts a value of its column's
+ *    kind exactly and one of another kind silently). A value of another kind means the sample's
+ *    schema cast it: not the lossless schema, so the every-record path converts instead, and the
+ *    written files are not read back.
+ * 4. Prove the outputs, one scan: the written files' usual checksum (`engine/checksum.ts`: rows,
+ *    each column's non-null values, the row hash the manifest records). Counts that differ from the
+ *    inputs' mean rows or values were lost: the run fails.
+ *
+ * Measured on the bench's JSON (docs/benchmarks.md): spelling every value as JSON text on both
+ * sides and comparing hashes (the check before this one) cost 0.5 CPU-s more per 256 MB, all of it
+ * in `to_json` of the written values; what it caught beyond the kinds and counts is a value changed
+ * by DuckDB's own reader or writer.
  */
 import {
   type Checksum,
-  checksumAggregates,
   checksumFromRows,
+  checksumOf,
   compareChecksums,
   readAsColumns,
   type TableColumn,
@@ -31,10 +38,10 @@ import {
 import { type Engine, sqlIdent, sqlList, sqlString } from "../engine/duckdb.ts";
 import { formatType, mapScalars, parseType, type TypeNode } from "../engine/type-spelling.ts";
 import { JobError } from "../registry.ts";
+import { checkable, misfitIn } from "./kinds.ts";
 import type { LocalInput } from "./misfit.ts";
 import { writeParquet } from "./parquet-files.ts";
 import { readOptions } from "./schema.ts";
-import { inputSpelling, outputSpelling, spellable } from "./spelling.ts";
 
 /**
  * Files `read_json` samples. DuckDB's sample reads on past its 20,480 records once no text column
@@ -42,7 +49,7 @@ import { inputSpelling, outputSpelling, spellable } from "./spelling.ts";
  */
 const SAMPLE_FILES = 1;
 /**
- * Leaf types whose Parquet round trip is exact and whose `to_json` spelling is yyjson's. Not
+ * Leaf types whose Parquet round trip is exact and whose JSON kind `kinds.ts` checks. Not
  * `JSON`: the sample infers it for a field that is null (or an empty list) throughout the sample,
  * which every record may type (and for a field of mixed kinds, which the every-record path infers
  * too), so the sampled path never writes a schema the every-record path would not.
@@ -84,33 +91,25 @@ export async function convertSampled(
   const nodes = columns.map((c) => parseType(c.type));
   const asRead = columns.map((c, i) => `${sqlString(c.name)}: ${sqlString(asJson(nodes[i] as TypeNode))}`);
   const input = await timed("prove_inputs", () =>
-    spelledChecksum(
+    inputKinds(
       engine,
       `select * from read_json(${paths}, columns = {${asRead.join(", ")}}, ${readOptions(inputs.length)})`,
       columns,
-      columns.map((c, i) => inputSpelling(sqlIdent(c.name), nodes[i] as TypeNode)),
+      nodes,
     ).catch(() => undefined),
   );
-  if (!input) return undefined;
+  if (!input || input.misfit) return undefined;
   const output = await timed("prove_outputs", async () =>
-    spelledChecksum(
-      engine,
-      await readAsColumns(engine, files, columns),
-      columns,
-      columns.map((c, i) => outputSpelling(sqlIdent(c.name), nodes[i] as TypeNode)),
-      true,
-    ),
+    checksumOf(engine, await readAsColumns(engine, files, columns), columns),
   );
-  // Counts differ only where rows or values were lost; spellings also where the schema cast one.
+  // Kinds held, so no value was cast; counts differ only where rows or values were lost.
   const lost = compareChecksums({ ...input, rowHash: "0" }, { ...output, rowHash: "0" });
   if (lost.length > 0)
     throw new JobError(
       `the Parquet written does not hold the inputs' rows (${lost.join("; ")}); nothing was uploaded`,
       { retryable: false },
     );
-  if (input.spelled !== output.spelled) return undefined;
-  const { spelled: _, ...checksum } = output;
-  return { columns, checksum, files };
+  return { columns, checksum: output, files };
 }
 
 /** The sample's schema, or undefined where it has a type the sampled path does not take. */
@@ -123,7 +122,7 @@ async function sampleColumns(engine: Engine, paths: string, options: string) {
   if (!rows) return undefined;
   try {
     const columns = rows.map((r) => ({ name: r.column_name, node: parseType(r.column_type) }));
-    if (!columns.every((c) => spellable(c.node) && leaves(c.node).every((t) => SAMPLED_TYPES.has(t))))
+    if (!columns.every((c) => checkable(c.node) && leaves(c.node).every((t) => SAMPLED_TYPES.has(t))))
       return undefined;
     return columns.map((c) => ({ name: c.name, type: formatType(c.node) }));
   } catch {
@@ -132,25 +131,21 @@ async function sampleColumns(engine: Engine, paths: string, options: string) {
 }
 
 /**
- * One scan of `select` (which has exactly `columns`): its rows, each column's non-null values, the
- * sum of its rows' spelled hashes (`spelled`) and, `usual`, the row hash of `engine/checksum.ts`.
+ * One scan of `select` (the inputs, every leaf read as `JSON`; exactly `columns`): its rows, each
+ * column's non-null values and whether any value is of another JSON kind than its type (`misfit`).
  */
-async function spelledChecksum(
+async function inputKinds(
   engine: Engine,
   select: string,
   columns: readonly TableColumn[],
-  spellings: readonly string[],
-  usual = false,
-): Promise<Checksum & { spelled: string }> {
-  const counts = usual
-    ? checksumAggregates(columns)
-    : ["count(*) as ck_rows", ...columns.map((c, i) => `count(${sqlIdent(c.name)}) as ck_count_${i}`)].join(
-        ", ",
-      );
+  nodes: readonly TypeNode[],
+): Promise<Checksum & { misfit: boolean }> {
+  const counts = columns.map((c, i) => `count(${sqlIdent(c.name)}) as ck_count_${i}`);
+  const misfits = columns.map((c, i) => misfitIn(sqlIdent(c.name), nodes[i] as TypeNode));
   const rows = await engine.query(
-    `select ${counts}, coalesce(sum(hash(${spellings.join(", ")})), 0)::varchar as ck_spelled from (${select})`,
+    `select count(*) as ck_rows, ${counts.join(", ")}, coalesce(bool_or(${misfits.join(" or ")}), false) as ck_misfit from (${select})`,
   );
-  return { ...checksumFromRows(columns, rows), spelled: String(rows[0]?.ck_spelled) };
+  return { ...checksumFromRows(columns, rows), misfit: rows[0]?.ck_misfit === true };
 }
 
 /** The type with every leaf read as `JSON`: the value as DuckDB parsed it, whatever its kind. */
