@@ -90,6 +90,10 @@ describe("the sampled conversion", () => {
     ["a number in a boolean field", { n: true }, "1", "JSON", "1"],
     ["text in a boolean field", { n: true }, '"true"', "JSON", '"true"'],
     ["an object in a text field", { n: "x" }, '{"a": 1}', "JSON", '{"a":1}'],
+    ["an exponent in an integer field (a double to every JSON parser)", { n: 1 }, "1e3", "DOUBLE", 1000],
+    ["a boolean in an integer field", { n: 1 }, "true", "JSON", "true"],
+    ["a boolean in a fraction field", { n: 0.5 }, "false", "JSON", "false"],
+    ["a list in a text field", { n: "x" }, "[1, 2]", "JSON", "[1,2]"],
     [
       "an integer a double does not hold in a fraction field",
       { n: 0.5 },
@@ -104,6 +108,21 @@ describe("the sampled conversion", () => {
     expect(stepMs.sampled_attempt).toBeGreaterThan(0);
     expect(types.n).toBe(type);
     expect(rows.at(-1)?.n).toEqual(kept);
+  });
+
+  it("stays on the sampled path for numbers of a fraction field's kind past the sample: exponents, and the largest integers a double holds", async () => {
+    const lines = [
+      ...many((i) => ({ id: i, n: i + 0.5, l: [{ v: 0.25 }] })),
+      `{"id": ${PAST_SAMPLE}, "n": 1E2, "l": [{"v": -2.5e-3}]}`,
+      `{"id": ${PAST_SAMPLE + 1}, "n": 9007199254740992, "l": [{"v": -9007199254740992}]}`,
+    ];
+    const { path, rows, types } = await convert([lines]);
+    expect(path).toBe("sampled");
+    expect(types).toMatchObject({ n: "DOUBLE", l: 'STRUCT("v" DOUBLE)[]' });
+    expect(rows.slice(-2).map((r) => [r.n, r.l])).toEqual([
+      [100, [{ v: -0.0025 }]],
+      [9007199254740992, [{ v: -9007199254740992 }]],
+    ]);
   });
 
   it("keeps a key first seen past the sample, at the top level and in a struct, through the every-record path", async () => {
