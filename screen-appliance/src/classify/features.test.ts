@@ -12,6 +12,17 @@ describe("classifier features", () => {
     expect(textFeatures("The report is dishonest.")).not.toContain("g=dishonest");
   });
 
+  it("name the kind of group, so an ethnic group reads apart from a nation or a religion", () => {
+    expect(textFeatures("Biracial people are everywhere")).toEqual(
+      expect.arrayContaining(["group=ethnic", "group=collective"]),
+    );
+    const national = textFeatures("Norwegians are everywhere");
+    expect(national).toContain("group=national");
+    expect(national).not.toContain("group=ethnic");
+    expect(textFeatures("Sikhs are everywhere")).toContain("group=religion");
+    expect(textFeatures("The weather is fine").some((f) => f.startsWith("group="))).toBe(false);
+  });
+
   it("mark words under a negation", () => {
     const f = textFeatures("They are not lazy");
     expect(f).toContain("n=lazy");

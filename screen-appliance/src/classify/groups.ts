@@ -53,6 +53,21 @@ export function isGroupWord(word: string): boolean {
   return GROUPS.has(word);
 }
 
+const CATEGORIES = new Map<string, string>();
+for (const [category, words] of Object.entries({
+  collective: COLLECTIVE,
+  gender: GENDER,
+  religion: RELIGION,
+  national: NATIONAL,
+  ethnic: ETHNIC,
+}))
+  for (const w of words.split(/\s+/)) if (w) CATEGORIES.set(w, category);
+
+/** The kind of group a group word names: ethnic, national, religion, gender or collective. */
+export function groupCategory(word: string): string | undefined {
+  return CATEGORIES.get(word);
+}
+
 export function isPersonPronoun(word: string): boolean {
   return PRONOUNS.has(word);
 }
