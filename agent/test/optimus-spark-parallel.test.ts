@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LoggedQuery, ReadStats } from "../src/optimus/query.ts";
 import { readSparkQueries } from "../src/optimus/spark/index.ts";
 import { envCap, READERS_ENV, sparkQueryReader, workersWithin } from "../src/optimus/spark/parallel.ts";
-import { FileStore, type ObjectStore } from "../src/store/index.ts";
+import { type ByteRange, FileStore, type ObjectStore, StoreError } from "../src/store/index.ts";
 import { DELTA_FIXTURES } from "./support/fixtures.ts";
 
 const SPARK = join(DELTA_FIXTURES, "../query-logs/spark");
@@ -55,20 +55,28 @@ function byLog(queries: LoggedQuery[]): Map<string, string[]> {
   return out;
 }
 
-/** A view of `store` that can list but not read: only a worker, reopening it from its URI, can. */
-function listOnly(store: ObjectStore): ObjectStore {
-  return Object.assign(Object.create(store) as ObjectStore, {
-    read: () => {
-      throw new Error("read in the main thread");
+/** A view of `store` under a URI no thread could open: only reads served from this thread work. */
+const unopenable = (store: ObjectStore): ObjectStore =>
+  Object.assign(Object.create(store) as ObjectStore, { uri: "nope://bucket/logs/" });
+
+/** A view of `store` that records whether each read was asked for over a worker's port (`serveReads`). */
+function recording(store: ObjectStore): { store: ObjectStore; served: boolean[] } {
+  const served: boolean[] = [];
+  const view = Object.assign(Object.create(store) as ObjectStore, {
+    read: (key: string, range?: ByteRange) => {
+      served.push(/store[\\/]port\.ts/.test(new Error().stack ?? ""));
+      return store.read(key, range);
     },
   });
+  return { store: view, served };
 }
 
 describe("parallel Spark reader", () => {
   it("yields the in-thread reader's queries, each log in its order, with the same stats", async () => {
     const store = new FileStore(root);
     const alone = await readAll(readSparkQueries, store);
-    const pooled = await readAll(sparkQueryReader({ storeOptions: {}, workers: 2 }), listOnly(store));
+    // The workers read through this thread: a store they could not open themselves works.
+    const pooled = await readAll(sparkQueryReader({ workers: 2 }), unopenable(store));
     expect(alone.stats.logs).toBe(logCount);
     expect(alone.stats.malformedLines).toBeGreaterThan(0);
     expect(pooled.stats).toEqual(alone.stats);
@@ -81,14 +89,23 @@ describe("parallel Spark reader", () => {
     expect(rolling.length).toBeGreaterThan(0);
   });
 
-  it("reads in this thread for one log, one worker, or no store options", async () => {
-    const store = listOnly(new FileStore(root));
-    const main = /read in the main thread/;
-    await expect(readAll(sparkQueryReader({ storeOptions: {} }), store, "app-0-nds_q72")).rejects.toThrow(
-      main,
-    );
-    await expect(readAll(sparkQueryReader({ storeOptions: {}, workers: 1 }), store)).rejects.toThrow(main);
-    await expect(readAll(sparkQueryReader({ workers: 2 }), store)).rejects.toThrow(main);
+  it("reads in this thread for one log or one worker, and through the workers otherwise", async () => {
+    const store = new FileStore(root);
+    for (const [options, prefix] of [
+      [{}, "app-0-nds_q72"],
+      [{ workers: 1 }, ""],
+    ] as const) {
+      const r = recording(store);
+      await readAll(sparkQueryReader(options), r.store, prefix);
+      expect(r.served.length).toBeGreaterThan(0);
+      expect(r.served.every((s) => !s)).toBe(true);
+    }
+    const r = recording(store);
+    await readAll(sparkQueryReader({ workers: 2 }), r.store);
+    // Every part once (the rolling log has two), and each Databricks copy once more: a reader opens it,
+    // finds its 128 MiB window and gives it back, then the reader holding the window thread reads it.
+    expect(r.served.length).toBe(logCount + 1 + COPIES);
+    expect(r.served.every((s) => s)).toBe(true);
   });
 
   it("fails with the worker's message when a log can't be read", async () => {
@@ -100,32 +117,35 @@ describe("parallel Spark reader", () => {
       const store = new FileStore(dir);
       const alone = await readAll(readSparkQueries, store).catch((e: Error) => e.message);
       expect(alone).toMatch(/lz4 event log/);
-      await expect(
-        readAll(sparkQueryReader({ storeOptions: {}, workers: 2 }), listOnly(store)),
-      ).rejects.toThrow(alone as string);
+      await expect(readAll(sparkQueryReader({ workers: 2 }), store)).rejects.toThrow(alone as string);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   });
 
-  it("fails with the worker's message when a worker can't open the store", async () => {
-    const store = listOnly(new FileStore(root));
-    const elsewhere = Object.assign(Object.create(store) as ObjectStore, { uri: "nope://bucket/logs/" });
-    await expect(readAll(sparkQueryReader({ storeOptions: {}, workers: 2 }), elsewhere)).rejects.toThrow(
-      /nope/,
+  it("fails with the store's error when a served read fails", async () => {
+    const store = new FileStore(root);
+    const failing = Object.assign(Object.create(store) as ObjectStore, {
+      read: async (key: string, range?: ByteRange) => {
+        if (key.includes("nds_q72")) throw new StoreError("unavailable", `503 reading ${key}, retries spent`);
+        return store.read(key, range);
+      },
+    });
+    await expect(readAll(sparkQueryReader({ workers: 2 }), failing)).rejects.toThrow(
+      /503 reading app-\d-nds_q72/,
     );
   });
 
   it("stops on abort: the pending read rejects with the signal's reason", async () => {
-    const store = listOnly(new FileStore(root));
+    const store = new FileStore(root);
     const aborted = new AbortController();
     aborted.abort(new Error("cancelled before"));
-    await expect(
-      readAll(sparkQueryReader({ storeOptions: {}, workers: 2, signal: aborted.signal }), store),
-    ).rejects.toThrow("cancelled before");
+    await expect(readAll(sparkQueryReader({ workers: 2, signal: aborted.signal }), store)).rejects.toThrow(
+      "cancelled before",
+    );
 
     const controller = new AbortController();
-    const reader = sparkQueryReader({ storeOptions: {}, workers: 2, signal: controller.signal });
+    const reader = sparkQueryReader({ workers: 2, signal: controller.signal });
     const iterator = reader(store, "", newStats())[Symbol.asyncIterator]();
     const first = await iterator.next();
     expect(first.done).toBe(false);
@@ -144,9 +164,10 @@ describe("parallel Spark reader", () => {
     expect(() => envCap("two")).toThrow(READERS_ENV);
   });
 
-  it("caps the pool at what fits the job's memory (256 MB a worker), and at the environment's, at least 1", () => {
-    expect(workersWithin(768, undefined)).toBe(3);
+  it("caps the pool at what fits the job's memory (the window thread, then 96 MB a reader), and at the environment's, at least 1", () => {
+    expect(workersWithin(768, undefined)).toBe(6);
     expect(workersWithin(768, "2")).toBe(2);
+    expect(workersWithin(384, undefined)).toBe(2);
     expect(workersWithin(200, undefined)).toBe(1);
   });
 });

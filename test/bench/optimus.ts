@@ -51,7 +51,7 @@ function layOut(dir: string): { files: number; bytes: number } {
 async function tablesOfFixtures(): Promise<QueryLogAnalysisPayload["tables"]> {
   const roots = new Set<string>();
   // Read like the job (in reader threads where there are several), so this thread decodes no zstd.
-  const reader = readerFor("spark", { storeOptions: {} });
+  const reader = readerFor("spark");
   for await (const query of reader(new FileStore(FIXTURES), "", { logs: 0, lines: 0, malformedLines: 0 }))
     for (const scan of query.scans) for (const location of scan.locations) roots.add(location);
   return [...roots].sort().map((uri, i) => ({
@@ -92,7 +92,7 @@ try {
           return undefined;
         },
       },
-      { store: new FileStore(root), reader: readerFor("spark", { storeOptions: {} }) },
+      { store: new FileStore(root), reader: readerFor("spark") },
     );
     const wall = (performance.now() - started) / 1000;
     const used = process.cpuUsage(cpu);

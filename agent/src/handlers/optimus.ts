@@ -30,10 +30,8 @@ export function optimusHandlers(config: TableHandlerConfig): JobHandler[] {
       run: (ctx) =>
         runQueryLogAnalysis(ctx, {
           store: storeFor(ctx.payload.query_logs_uri, options),
-          // Workers reading Spark logs in parallel reopen the store from the same options.
-          // As many as fit the job's memory (a worker holds up to a 128 MiB zstd window).
+          // Spark logs are read in worker threads, as many as fit the job's memory.
           reader: readerFor(ctx.payload.engine, {
-            storeOptions: options,
             signal: ctx.signal,
             workers: workersWithin(config.memory_limit_mb),
           }),

@@ -1,8 +1,8 @@
 /**
  * The query-log reader of each engine a submission names (`spark`, `trino`, `sql`). The analysis
  * reads every engine's logs through this one choice, and never sees a log format. Spark's reader
- * reads several logs at once in worker threads when `options.storeOptions` says how they reopen
- * the store (`spark/parallel.ts`); the others read in this thread and ignore `options`.
+ * reads several logs at once in worker threads (`spark/parallel.ts`); the others read in this
+ * thread and ignore `options`.
  *
  * @example for await (const q of readerFor("spark")(store, "", stats)) console.log(q.scans);
  */

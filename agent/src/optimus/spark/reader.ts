@@ -111,17 +111,23 @@ export async function* readSparkExecutions(
   for await (const log of sparkLogs(store, prefix)) yield* readSparkLog(store, log, stats);
 }
 
+/** How a part's stored bytes become its text: by its codec (`decompress`), unless a reader thread decodes otherwise. */
+export type PartDecoder = (source: AsyncIterable<Uint8Array>, key: string) => AsyncIterable<Uint8Array>;
+
+const byCodec: PartDecoder = (source, key) => decompress(source, codecOf(key), key);
+
 /** The SQL executions with scans in one log (its parts read in order). */
 export async function* readSparkLog(
   store: ObjectStore,
   log: SparkLog,
   stats: SparkReadStats = { logs: 0, lines: 0, malformedLines: 0, executions: 0 },
+  decode: PartDecoder = byCodec,
 ): AsyncIterable<SparkExecution> {
   stats.logs++;
   const open = new Map<number, Open>();
   const byAccumulator = new Map<number, Open>();
   for (const part of log.parts) {
-    const bytes = decompress(await store.read(part.key), codecOf(part.key), part.key);
+    const bytes = decode(await store.read(part.key), part.key);
     for await (const line of byteLinesOf(bytes)) {
       stats.lines++;
       if (!startsWith(line, EVENT)) {
