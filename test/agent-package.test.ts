@@ -185,34 +185,67 @@ describe("the packed agent", () => {
     expect(readdirSync(join(prefix, "node_modules/@lakesmith"))).toEqual(["agent"]);
   });
 
-  it("runs the bundled Spark log reader thread from the install: a real log's queries come back", async () => {
+  it("runs the bundled Spark log reader and window threads from the install: real logs' queries come back", async () => {
     const logs = join(work, "spark-logs");
     mkdirSync(logs);
     cpSync(join(DELTA_FIXTURES, "../query-logs/spark/eventlog_dsv1.zstd"), join(logs, "app-1.zstd"));
-    // The worker's protocol (agent/src/optimus/spark/protocol.ts): one log in, batches and `done` out.
+    cpSync(join(DELTA_FIXTURES, "../query-logs/spark/nds_q88_photon_db_13_3.zstd"), join(logs, "app-2.zstd"));
+    // The threads' protocol (agent/src/optimus/spark/protocol.ts): the reader reads the store through
+    // a port this script serves (store/port.ts: read -> chunk, end); a log in, batches and `done` out.
+    // app-2 has a 128 MiB zstd window: the reader gives it back (`deferred`) unless told it may decode
+    // it in the window thread, which it then does.
     const script = `
-      import { Worker } from "node:worker_threads";
-      const worker = new Worker(new URL("./dist/optimus-worker.js", import.meta.url), {
-        workerData: { uri: ${JSON.stringify(`file://${logs}/`)}, storeOptions: {}, batchSize: 256, maxInFlight: 4 },
+      import { readFileSync } from "node:fs";
+      import { MessageChannel, Worker } from "node:worker_threads";
+      const entry = new URL("./dist/optimus-worker.js", import.meta.url);
+      const store = new MessageChannel();
+      store.port1.on("message", (m) => {
+        if (m.type !== "read") return;
+        const bytes = new Uint8Array(readFileSync(${JSON.stringify(logs)} + "/" + m.key)).buffer;
+        store.port1.postMessage({ type: "chunk", id: m.id, bytes }, [bytes]);
+        store.port1.postMessage({ type: "end", id: m.id });
       });
-      const ids = [];
+      const worker = new Worker(entry, {
+        workerData: { role: "reader", uri: ${JSON.stringify(`file://${logs}/`)}, store: store.port2, batchSize: 256, maxInFlight: 4 },
+        transferList: [store.port2],
+      });
+      const windowThread = new Worker(entry, { workerData: { role: "window" } });
+      const ports = new MessageChannel();
+      windowThread.postMessage({ type: "window", port: ports.port1 }, [ports.port1]);
+      worker.postMessage({ type: "window", port: ports.port2 }, [ports.port2]);
+      const log = (key, window) => ({ type: "log", window, log: { key, parts: [{ key, size: 1, lastModified: new Date() }] } });
+      const replies = [];
+      let ids = [];
       worker.on("error", (e) => { console.error(e.message); process.exit(1); });
       worker.on("message", (m) => {
-        if (m.type === "batch") ids.push(...m.queries.map((q) => q.id + " " + (q.startedAt instanceof Date)));
-        else { console.log(JSON.stringify({ reply: m.type, ids, stats: m.stats })); worker.terminate(); }
+        if (m.type === "batch") {
+          ids.push(...m.queries.map((q) => q.id + " " + (q.startedAt instanceof Date)));
+          worker.postMessage({ type: "credit" });
+          return;
+        }
+        replies.push({ reply: m.type, ids, stats: m.stats });
+        ids = [];
+        if (replies.length === 1) worker.postMessage(log("app-2.zstd", false));
+        else if (replies.length === 2) worker.postMessage(log("app-2.zstd", true));
+        else { console.log(JSON.stringify(replies)); worker.terminate(); windowThread.terminate(); }
       });
-      worker.postMessage({ type: "log", log: { key: "app-1.zstd", parts: [{ key: "app-1.zstd", size: 1, lastModified: new Date() }] } });`;
+      worker.postMessage(log("app-1.zstd", false));`;
     writeFileSync(join(installed, "read-spark-log.mjs"), script);
     const { stdout } = await run(process.execPath, ["read-spark-log.mjs"], {
       cwd: installed,
       env: cleanEnv(),
     });
     rmSync(join(installed, "read-spark-log.mjs"));
-    const out = JSON.parse(stdout);
-    expect(out.reply).toBe("done");
-    expect(out.stats).toMatchObject({ logs: 1, malformedLines: 0 });
-    expect(out.ids.length).toBeGreaterThan(0);
-    expect(out.ids.every((id: string) => id.startsWith("app-1.zstd#") && id.endsWith(" true"))).toBe(true);
+    const [small, deferred, large] = JSON.parse(stdout);
+    expect(small.reply).toBe("done");
+    expect(small.stats).toMatchObject({ logs: 1, malformedLines: 0 });
+    expect(small.ids.length).toBeGreaterThan(0);
+    expect(small.ids.every((id: string) => id.startsWith("app-1.zstd#") && id.endsWith(" true"))).toBe(true);
+    expect(deferred).toMatchObject({ reply: "deferred", ids: [], stats: { logs: 1 } });
+    expect(large.reply).toBe("done");
+    expect(large.stats).toMatchObject({ logs: 2, malformedLines: 0 });
+    expect(large.ids.length).toBeGreaterThan(0);
+    expect(large.ids.every((id: string) => id.startsWith("app-2.zstd#"))).toBe(true);
   });
 
   it("prints its usage with --help, and names a bad option with exit code 2", async () => {
