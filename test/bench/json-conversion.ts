@@ -2,8 +2,9 @@
  * The JSON-to-Parquet part of `npm run bench:discovery`: BENCH_JSON_MB (default 1024) of generated
  * newline-delimited JSON in BENCH_JSON_FILES files (default 16), under a use-as-registered location
  * whose prefix converts to a target prefix, converted through the API by the bench's agent
- * (`POST .../actions {action: convert}` until the job ends: schema inference from every record,
- * the load with its exactness check, the Parquet write, the lossless check and the manifest included).
+ * (`POST .../actions {action: convert}` until the job ends: the schema, the Parquet write, the
+ * lossless check over every record and the manifest included; the bench's JSON takes the sampled
+ * path, `agent/src/conversion/sampled.ts`).
  * Then, in the same run, a plain DuckDB `COPY (select * from read_json([...])) TO ... (format
  * parquet, compression zstd)` of the same files at the agent's memory limit. Reported: MB/s of
  * each (JSON MB over wall seconds), ours over plain (target at least 0.8), the CPU seconds of each
