@@ -217,28 +217,62 @@ describe("Spark event-log reader on a generated rolling folder", () => {
     expect(s.predicates).toHaveLength(3);
   });
 
-  it("adds task ends' updates of the watched accumulator only: numbers, quoted numbers, unnamed ones", async () => {
-    const taskEnd = (accumulables: object[]) => ({
+  it("takes a bytes-read metric's final value from the last stage that reported it, else its driver updates", async () => {
+    const stage = (id: number, accumulables: object[]) => ({
+      Event: "SparkListenerStageCompleted",
+      "Stage Info": { "Stage ID": id, "Stage Attempt ID": 0, Accumulables: accumulables },
+    });
+    const taskEnd = {
       Event: "SparkListenerTaskEnd",
       "Stage ID": 1,
-      "Task Info": { "Task ID": 1, Accumulables: accumulables },
-      "Task Metrics": { "Executor Run Time": 9 },
+      "Task Info": {
+        "Task ID": 1,
+        Accumulables: [{ ID: 9, Name: "size of files read", Update: 1, Value: 1 }],
+      },
+    };
+    const start = (executionId: number, accumulatorId: number) => ({
+      ...(part1[1] as object),
+      executionId,
+      sparkPlanInfo: { ...scan, metrics: [{ name: "size of files read", accumulatorId }] },
+    });
+    const end = (executionId: number) => ({
+      Event: `${ui}SparkListenerSQLExecutionEnd`,
+      executionId,
+      time: 3500,
     });
     const events = [
-      part1[1] as object,
-      taskEnd([
-        { ID: 1, Name: "internal.metrics.executorRunTime", Update: 9, Value: 9 },
-        { ID: 9, Name: "size of files read", Update: 100, Value: 100 },
-        { ID: 99, Name: "other", Update: 5000, Value: 5000 },
+      start(3, 9),
+      { Event: `${ui}SparkListenerDriverAccumUpdates`, executionId: 3, accumUpdates: [[9, 40]] },
+      taskEnd, // a task's update is in its stage's total: never added on its own
+      stage(1, [
+        { ID: 1, Name: "internal.metrics.executorRunTime", Value: 9 },
+        { ID: 9, Name: "size of files read", Value: 300 },
+        { ID: 99, Name: "other", Value: 5000 },
       ]),
-      taskEnd([{ ID: 9, Update: "250", Value: "350" }]),
-      taskEnd([{ ID: 90, Name: "not nine", Update: 7, Value: 7 }]),
-      { Event: `${ui}SparkListenerSQLExecutionEnd`, executionId: 3, time: 3500 },
+      stage(2, [{ ID: 9, Value: "350" }]), // cumulative, driver updates included
+      end(3),
+      start(4, 12),
+      {
+        Event: `${ui}SparkListenerDriverAccumUpdates`,
+        executionId: 4,
+        accumUpdates: [
+          [12, 70],
+          [12, "30"],
+        ],
+      },
+      stage(3, [{ ID: 13, Value: 5 }]),
+      end(4),
+      start(5, 14), // no value at all: unknown, not 0
+      end(5),
     ];
-    await mkdir(join(root, "tasks"), { recursive: true });
-    await writeFile(join(root, "tasks/app-2"), lines(events));
-    const { executions } = await read(root, "tasks/");
-    expect(executions.map((e) => e.bytesRead)).toEqual([350]);
+    await mkdir(join(root, "stages"), { recursive: true });
+    await writeFile(join(root, "stages/app-2"), lines(events));
+    const { executions } = await read(root, "stages/");
+    expect(executions.map((e) => [e.executionId, e.bytesRead])).toEqual([
+      [3, 350],
+      [4, 100],
+      [5, undefined],
+    ]);
   });
 });
 

@@ -3,11 +3,17 @@
  * ran: the plan of `SparkListenerSQLExecutionStart`, replaced by each
  * `SparkListenerSQLAdaptiveExecutionUpdate` (AQE re-plans; the last plan is what ran), with the
  * execution's duration (start to `SparkListenerSQLExecutionEnd`) and the bytes its scans read (their
- * bytes-read metrics, from `SparkListenerDriverAccumUpdates` and task ends). SQL text is never read.
+ * bytes-read metrics' final values). SQL text is never read.
  *
- * Rules: one line at a time, and only the lines of the events above are parsed (task starts, stage
- * events and the rest are skipped by their prefix), so memory follows the longest line and the
- * executions still open, not the log's size. A line that is not an event (truncated, not JSON, a
+ * A metric's final value is its accumulator's as the driver holds it: the `Value` the last
+ * `SparkListenerStageCompleted` that updated it reports (cumulative: driver and task updates merged,
+ * failed tasks' left out, as Spark's UI shows it); for a metric no stage updated, the sum of its
+ * `SparkListenerDriverAccumUpdates` (file scans' "size of files read" is set by the driver). Task ends,
+ * most of a log's bytes, are never read: their updates are in the stages' totals.
+ *
+ * Rules: one line at a time, and only the lines of the events above are parsed (tasks, jobs and
+ * the rest are skipped by their prefix), so memory follows the longest line and the executions still
+ * open, not the log's size. A line that is not an event (truncated, not JSON, a
  * plan of the wrong shape) is counted in `stats.malformedLines` and skipped; it never ends the read.
  * Executions without scans are not yielded; one still open when its log ends is yielded without a
  * duration.
@@ -46,60 +52,24 @@ const WANTED = [
   `${SQL}SparkListenerSQLAdaptiveExecutionUpdate`,
   `${SQL}SparkListenerSQLExecutionEnd`,
   `${SQL}SparkListenerDriverAccumUpdates`,
+  "SparkListenerStageCompleted",
 ].map((name) => Buffer.from(`{"Event":"${name}"`));
 
-const TASK_END = Buffer.from('{"Event":"SparkListenerTaskEnd"');
 const EVENT = Buffer.from('{"Event":"');
-const ID = Buffer.from('{"ID":');
-const UPDATE = Buffer.from('"Update":');
 
 /** Whether `line` starts with `prefix`. */
 const startsWith = (line: Buffer, prefix: Buffer) =>
   line.byteLength >= prefix.byteLength &&
   line.compare(prefix, 0, prefix.byteLength, 0, prefix.byteLength) === 0;
 
-/**
- * Adds a task end's updates of the accumulators open executions watch. Task ends are most of a
- * log's bytes and hold nothing else the reader wants, so they are never decoded or parsed: their
- * accumulables, as Spark writes them (`{"ID":12,"Name":"…","Update":345,…}`; the name may be
- * absent, the update a number or a quoted number), are found in the bytes, and only a watched one's
- * update is read.
- */
-function addTaskUpdates(line: Buffer, byAccumulator: Map<number, Open>): void {
-  if (byAccumulator.size === 0) return;
-  for (let at = line.indexOf(ID); at !== -1; ) {
-    let i = at + ID.byteLength;
-    let id = 0;
-    for (let c = line[i] ?? 0; c >= 48 && c <= 57; c = line[++i] ?? 0) id = id * 10 + c - 48;
-    const next = line.indexOf(ID, i);
-    const open = byAccumulator.get(id);
-    if (open) {
-      const update = line.indexOf(UPDATE, i);
-      if (update !== -1 && (next === -1 || update < next))
-        addBytes(open, numberAt(line, update + UPDATE.byteLength));
-    }
-    at = next;
-  }
-}
-
-/** The number written at `start` (quoted or not), as text. */
-function numberAt(line: Buffer, start: number): string {
-  const from = line[start] === 34 ? start + 1 : start;
-  let end = from;
-  for (
-    let c = line[end] ?? 0;
-    c !== 44 && c !== 125 && c !== 34 && end < line.byteLength;
-    c = line[++end] ?? 0
-  );
-  return line.toString("latin1", from, end);
-}
-
 interface Open {
   execution: SparkExecution;
   started: number;
   accumulators: Set<number>;
-  bytes: number;
-  sawBytes: boolean;
+  /** Per bytes-read accumulator: the sum of its driver updates. */
+  driver: Map<number, number>;
+  /** Per bytes-read accumulator: its value at the last stage completion that reported it. */
+  stages: Map<number, number>;
 }
 
 /** The SQL executions with scans in every Spark event log under `prefix` of `store`. */
@@ -134,10 +104,6 @@ export async function* readSparkLog(
         if (line.toString("latin1").trim() !== "") stats.malformedLines++;
         continue;
       }
-      if (startsWith(line, TASK_END)) {
-        addTaskUpdates(line, byAccumulator);
-        continue;
-      }
       if (!WANTED.some((w) => startsWith(line, w))) continue;
       const done = handle(line.toString("utf8"), log.key, open, byAccumulator);
       if (done === "malformed") stats.malformedLines++;
@@ -167,12 +133,18 @@ function handle(
     return "malformed";
   }
   const name = String(event.Event);
+  if (name === "SparkListenerStageCompleted") return stageTotals(event, byAccumulator);
   const id = event.executionId;
   if (typeof id !== "number") return "malformed";
   if (name.endsWith("DriverAccumUpdates")) {
     const updates = event.accumUpdates;
     if (!Array.isArray(updates)) return "malformed";
-    for (const u of updates) if (Array.isArray(u)) addBytes(byAccumulator.get(u[0]), u[1]);
+    for (const u of updates)
+      if (Array.isArray(u)) {
+        const o = byAccumulator.get(u[0]);
+        const n = numberOf(u[1]);
+        if (o && n !== undefined) o.driver.set(u[0], (o.driver.get(u[0]) ?? 0) + n);
+      }
     return undefined;
   }
   if (name.endsWith("ExecutionEnd")) {
@@ -201,8 +173,8 @@ function handle(
       },
       started,
       accumulators: new Set(),
-      bytes: 0,
-      sawBytes: false,
+      driver: new Map(),
+      stages: new Map(),
     };
     open.set(id, o);
   } else {
@@ -216,15 +188,36 @@ function handle(
   return undefined;
 }
 
-function addBytes(o: Open | undefined, value: unknown): void {
+/** A stage's totals of the accumulators open executions watch (`Stage Info`.`Accumulables`). */
+function stageTotals(
+  event: Record<string, unknown>,
+  byAccumulator: Map<number, Open>,
+): "malformed" | undefined {
+  const info = event["Stage Info"] as { Accumulables?: unknown } | undefined;
+  const accumulables = info?.Accumulables;
+  if (!Array.isArray(accumulables)) return info && typeof info === "object" ? undefined : "malformed";
+  for (const a of accumulables as { ID?: unknown; Value?: unknown }[]) {
+    if (typeof a?.ID !== "number") continue;
+    const o = byAccumulator.get(a.ID);
+    const n = numberOf(a.Value);
+    if (o && n !== undefined) o.stages.set(a.ID, n);
+  }
+  return undefined;
+}
+
+/** A metric value as Spark writes it: a number, or a number in a string. */
+function numberOf(value: unknown): number | undefined {
   const n = typeof value === "number" ? value : typeof value === "string" ? Number(value) : Number.NaN;
-  if (!o || !Number.isFinite(n)) return;
-  o.bytes += n;
-  o.sawBytes = true;
+  return Number.isFinite(n) ? n : undefined;
 }
 
 function finish(o: Open): SparkExecution {
-  if (o.sawBytes) o.execution.bytesRead = o.bytes;
+  let bytes: number | undefined;
+  for (const a of o.accumulators) {
+    const value = o.stages.get(a) ?? o.driver.get(a);
+    if (value !== undefined) bytes = (bytes ?? 0) + value;
+  }
+  if (bytes !== undefined) o.execution.bytesRead = bytes;
   if (Number.isNaN(o.execution.durationMs)) o.execution.durationMs = undefined;
   return o.execution;
 }
