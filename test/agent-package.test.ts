@@ -350,6 +350,12 @@ describe("agent/Dockerfile", () => {
     all("ENV").flatMap((args) => [...args.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1], m[2]])),
   ) as Record<string, string>;
 
+  it("caps glibc's malloc arenas, as the systemd unit does (memory the agent's threads freed is reused)", () => {
+    expect(env.MALLOC_ARENA_MAX).toBe("2");
+    const install = readFileSync(join(AGENT, "../docs/agent-install.md"), "utf8");
+    expect(install).toContain("Environment=MALLOC_ARENA_MAX=2");
+  });
+
   it("starts from Node 20 and runs as a user other than root", () => {
     expect(all("FROM")).toEqual([expect.stringMatching(/^node:20[-.\w]*$/)]);
     const user = last("USER");
