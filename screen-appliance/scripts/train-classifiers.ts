@@ -20,6 +20,7 @@ import { BIAS_TYPES, TOXICITY_TYPES } from "../src/detect/types.ts";
 import type { ModelSpec } from "../src/ml/model-spec.ts";
 import { BagMlp, type Item, trainAveraged } from "./lib/bag-mlp.ts";
 import { fitIsotonic } from "./lib/calibration.ts";
+import { roundToFloat16 } from "./lib/float16.ts";
 import { biasRows, type LabeledText, rocAuc, toxicityRows } from "./lib/classifier-data.ts";
 import { toOnnx } from "./lib/onnx-writer.ts";
 
@@ -64,6 +65,9 @@ function train(name: string, labels: readonly string[], rows: LabeledText[], epo
         console.log(`${name} member ${member} epoch ${epoch}: mean loss ${loss.toFixed(4)}`),
     },
   );
+  // The file stores the table as float16 (lib/onnx-writer.ts): round it now, so the calibration is
+  // fit on the model the file holds.
+  roundToFloat16(model.table);
   const calibrationRows = rows.filter((r) => r.split === "calibration");
   const raw = calibrationRows.map((r) => {
     const { rows: featureRows, scale } = textRows(r.text, BUCKETS);

@@ -20,6 +20,7 @@ import { nameGazetteer } from "../src/ner/gazetteer.ts";
 import { tokenize } from "../src/ner/tokenize.ts";
 import { BagMlp, type Item, mulberry32, trainAveraged } from "./lib/bag-mlp.ts";
 import { readTemplates, templateSplit } from "./lib/datasets.ts";
+import { roundToFloat16 } from "./lib/float16.ts";
 import { NameHoldout } from "./lib/name-holdout.ts";
 import { tuneThresholds } from "./lib/ner-thresholds.ts";
 import { toOnnx } from "./lib/onnx-writer.ts";
@@ -109,6 +110,10 @@ const model = trainAveraged(
       console.log(`member ${member} epoch ${epoch}: mean loss ${loss.toFixed(4)}`),
   },
 );
+
+// The file stores the table as float16 (lib/onnx-writer.ts): round it now, so the thresholds are
+// tuned on the model the file holds.
+roundToFloat16(model.table);
 
 /** Span F2 on the development sentences at each candidate threshold. */
 const devProbs = dev.map((sentence) => {

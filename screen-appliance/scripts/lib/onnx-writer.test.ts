@@ -5,6 +5,7 @@ import * as ort from "onnxruntime-node";
 import { describe, expect, it } from "vitest";
 import { runBagModel } from "../../src/ml/session.ts";
 import { BagMlp } from "./bag-mlp.ts";
+import { roundToFloat16 } from "./float16.ts";
 import { toOnnx } from "./onnx-writer.ts";
 
 async function exported(model: BagMlp, output: "softmax" | "sigmoid") {
@@ -34,6 +35,7 @@ describe("ONNX export of the hashed bag MLP", () => {
         ],
         { epochs: 20, batchSize: 2, learningRate: 0.05, seed: 1 },
       );
+      roundToFloat16(model.table);
       const session = await exported(model, output);
       const rows = Int32Array.from([1, 2, 3, 4, 5, 0, 7, 0, 0]);
       const scale = Float32Array.from([1, 1, 0.5]);

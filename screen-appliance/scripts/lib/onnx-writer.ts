@@ -6,18 +6,30 @@
  *     -> Relu -> MatMul(w2) -> Add(b2) -> Softmax | Sigmoid -> probs:float[N,C]
  *
  * Padding uses row 0 of the table, which training keeps at zero, so a padded slot adds nothing.
+ * The table is stored as float16 (`table_f16`, half the bytes) and cast to float once: the Cast's
+ * only input is an initializer, so ONNX Runtime folds it when the session is created and requests
+ * run on float32 as before. The table must hold float16 numbers already (lib/float16.ts,
+ * `roundToFloat16`), so the file is exactly the model training measured.
  */
 import onnxProto from "onnx-proto";
 import type { BagMlp } from "./bag-mlp.ts";
+import { exactFloat16 } from "./float16.ts";
 
 const { onnx } = onnxProto;
 const FLOAT = onnx.TensorProto.DataType.FLOAT;
+const FLOAT16 = onnx.TensorProto.DataType.FLOAT16;
 const INT32 = onnx.TensorProto.DataType.INT32;
 const INT64 = onnx.TensorProto.DataType.INT64;
 
 function floatTensor(name: string, dims: number[], values: Float32Array) {
   const bytes = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
   return onnx.TensorProto.create({ name, dims, dataType: FLOAT, rawData: bytes });
+}
+
+function float16Tensor(name: string, dims: number[], values: Float32Array) {
+  const half = exactFloat16(values);
+  const bytes = new Uint8Array(half.buffer, half.byteOffset, half.byteLength);
+  return onnx.TensorProto.create({ name, dims, dataType: FLOAT16, rawData: bytes });
 }
 
 function valueInfo(name: string, elemType: number, dims: (number | string)[]) {
@@ -41,6 +53,7 @@ export function toOnnx(model: BagMlp, output: "softmax" | "sigmoid", docString: 
   const graph = onnx.GraphProto.create({
     name: "hashed_bag_mlp",
     node: [
+      node("Cast", ["table_f16"], "table", [{ name: "to", i: FLOAT, type: 2 }]),
       node("Gather", ["table", "rows"], "gathered", [{ name: "axis", i: 0, type: 2 }]),
       node("ReduceSum", ["gathered", "bag_axis"], "bag", [{ name: "keepdims", i: 0, type: 2 }]),
       node("Mul", ["bag", "scale"], "scaled"),
@@ -53,7 +66,7 @@ export function toOnnx(model: BagMlp, output: "softmax" | "sigmoid", docString: 
         : node("Sigmoid", ["logits"], "probs"),
     ],
     initializer: [
-      floatTensor("table", [buckets, dims], model.table),
+      float16Tensor("table_f16", [buckets, dims], model.table),
       floatTensor("b1", [dims], model.b1),
       floatTensor("w2", [dims, classes], model.w2),
       floatTensor("b2", [classes], model.b2),
