@@ -20,8 +20,8 @@ import { BIAS_TYPES, TOXICITY_TYPES } from "../src/detect/types.ts";
 import type { ModelSpec } from "../src/ml/model-spec.ts";
 import { BagMlp, type Item, trainAveraged } from "./lib/bag-mlp.ts";
 import { fitIsotonic } from "./lib/calibration.ts";
-import { roundToFloat16 } from "./lib/float16.ts";
 import { biasRows, type LabeledText, rocAuc, toxicityRows } from "./lib/classifier-data.ts";
+import { roundToFloat16 } from "./lib/float16.ts";
 import { toOnnx } from "./lib/onnx-writer.ts";
 
 const MODELS = process.env.CLS_OUT ?? join(import.meta.dirname, "../models");
