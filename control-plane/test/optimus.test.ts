@@ -8,10 +8,10 @@
 import { ManualClock } from "@lakesmith/shared";
 import { locationKey } from "@lakesmith/shared/locations";
 import { QUERY_LOG_ANALYSIS_KIND } from "@lakesmith/shared/optimus";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openNodeDatabase } from "../src/adapter/node-db.ts";
-import { jobs, optimusRuns } from "../src/db/schema.ts";
+import { jobs, optimusRuns, optimusSubmissions } from "../src/db/schema.ts";
 import { Keyring } from "../src/secrets/keyring.ts";
 import { createServices } from "../src/services.ts";
 import { ADMIN_KEY, startTestPlane, type TestPlane } from "./harness.ts";
@@ -301,6 +301,27 @@ describe("create", () => {
     expect(queuedFor).toHaveLength(0);
     for (const id of [active.id, inactive.id])
       await plane.call("DELETE", `${BASE}/${id}`, { token: ADMIN_KEY });
+  });
+
+  it("creates an active submission with its first run or not at all", async () => {
+    const db = plane.services.db;
+    // The database refuses the run's job: the submission must not be left behind without its run.
+    await db.run(
+      sql.raw(`create trigger refuse_analysis before insert on jobs when new.kind = '${QUERY_LOG_ANALYSIS_KIND}'
+        begin select raise(abort, 'no analysis jobs today'); end`),
+    );
+    try {
+      const res = await plane.call("POST", BASE, { token: ADMIN_KEY, body: body({ name: "half made" }) });
+      expect(res.status).toBe(500);
+    } finally {
+      await db.run(sql.raw("drop trigger refuse_analysis"));
+    }
+    const list = await plane.call("GET", `${BASE}?limit=100`, { token: ADMIN_KEY });
+    const names = ((await list.json()) as { items: { name: string }[] }).items.map((i) => i.name);
+    expect(names).not.toContain("half made");
+    expect(
+      await db.select().from(optimusSubmissions).where(eq(optimusSubmissions.name, "half made")),
+    ).toEqual([]);
   });
 });
 

@@ -248,15 +248,19 @@ export const jobExists = (id: string) => sql`exists (select 1 from ${jobs} where
  * active job that won (undefined when the winner ended again before it could be named).
  * `alongside(id)` returns statements for the same batch, after the insert; each must be guarded by
  * `jobExists(id)` (the insert may be withdrawn, or skipped for a `dedupeKey` that exists already).
+ * `before` are statements for the same batch, before the insert (they stand even if the job is
+ * withdrawn): a row the job belongs to, created with its first job or not at all.
  */
 export async function enqueueExclusive(
   engine: Engine,
   input: NewJob,
   alongside?: (jobId: string) => BatchItem[],
+  before: BatchItem[] = [],
 ): Promise<{ job: Job } | { active: ActiveJob | undefined }> {
   const routing = routingOf(engine, input);
   const tableId = input.tableId ?? null;
-  if (routing.exclusion === null && !alongside) return { job: (await enqueue(engine, input)).job };
+  if (routing.exclusion === null && !alongside && before.length === 0)
+    return { job: (await enqueue(engine, input)).job };
   const exclusion = routing.exclusion;
   if (exclusion !== null) {
     const before = await firstConflict(engine, "", routing, tableId);
@@ -274,9 +278,15 @@ export async function enqueueExclusive(
       ),
     )
     .returning({ id: jobs.id });
-  const [[created], withdrawn] = await withoutSecrets(engine, input, () =>
-    engine.db.batch([insertStatement(engine, input, id, routing), withdraw, ...(alongside?.(id) ?? [])]),
+  const statements: [BatchItem, ...BatchItem[]] = [
+    insertStatement(engine, input, id, routing),
+    withdraw,
+    ...(alongside?.(id) ?? []),
+  ];
+  const results = await withoutSecrets(engine, input, () =>
+    engine.db.batch([...before, ...statements] as [BatchItem, ...BatchItem[]]),
   );
+  const [[created], withdrawn] = results.slice(before.length) as [Job[], { id: string }[]];
   if (withdrawn.length > 0 || !created) return { active: await firstConflict(engine, id, routing, tableId) };
   engine.notifyWork();
   return { job: created };

@@ -99,8 +99,9 @@ export class JobService {
   enqueueExclusive(
     input: NewJob,
     alongside?: (jobId: string) => BatchItem[],
+    before?: BatchItem[],
   ): Promise<{ job: Job } | { active: ActiveJob | undefined }> {
-    return enqueueExclusive(this.engine, input, alongside);
+    return enqueueExclusive(this.engine, input, alongside, before);
   }
 
   get(id: string): Promise<Job | undefined> {

@@ -37,6 +37,7 @@ import type { Page } from "../http/pagination.ts";
 import { ApiError, conflict, invalidField, notFound } from "../http/problem.ts";
 import type { CancelService } from "../jobs/cancel.ts";
 import { jobExists } from "../jobs/enqueue.ts";
+import type { BatchItem } from "../jobs/kinds.ts";
 import type { JobService } from "../jobs/service.ts";
 import { ACTIVE_STATUSES } from "../jobs/state.ts";
 import { cascadeDeletes } from "./cascade.ts";
@@ -76,23 +77,27 @@ export class OptimusService {
 
   async create(body: SubmissionCreate, actor: string | null): Promise<SubmissionWithStatus> {
     const now = this.clock.now();
-    const id = newId("opt");
-    await this.db.insert(optimusSubmissions).values({
-      id,
+    const submission: OptimusSubmission = {
+      id: newId("opt"),
       name: body.name,
       engine: body.engine,
       lookbackDays: body.lookback_days,
       dailySyncTimeUtc: body.daily_sync_time_utc,
       queryLogsUri: body.query_logs_uri,
       active: body.active,
+      lastRunStatus: null,
+      lastRunError: null,
+      lastRunFinishedAt: null,
       createdBy: actor,
       createdAt: now,
       updatedAt: now,
-    });
-    const created = await this.get(id);
-    // The spec's create "creates and triggers a run": an active submission's first run starts now.
-    if (created.submission.active) await this.manualRun(created.submission, "created", actor);
-    return this.get(id);
+    };
+    const insert = this.db.insert(optimusSubmissions).values(submission);
+    // The spec's create "creates and triggers a run": an active submission is created with its first
+    // run, in one batch (both or neither).
+    if (submission.active) await this.manualRun(submission, "created", actor, [insert]);
+    else await insert;
+    return this.get(submission.id);
   }
 
   async update(id: string, patch: SubmissionUpdate): Promise<SubmissionWithStatus> {
@@ -206,10 +211,12 @@ export class OptimusService {
     return created;
   }
 
+  /** Queues a run now; `before`: statements of the same batch, before the job (`create`'s insert). */
   private async manualRun(
     submission: OptimusSubmission,
     trigger: OptimusRunTrigger,
     actor: string | null,
+    before: BatchItem[] = [],
   ): Promise<RunWithJob> {
     const window = lookbackWindow(this.clock.now(), submission.lookbackDays);
     const queued = await this.jobs.enqueueExclusive(
@@ -220,6 +227,7 @@ export class OptimusService {
         createdBy: actor,
       },
       (jobId) => [this.runRow(submission, window, jobId, trigger, actor, null)],
+      before,
     );
     if (!("job" in queued))
       throw conflict(
