@@ -163,9 +163,12 @@ describe("CRUD", () => {
 
 describe("the daily schedule", () => {
   it("fires at the first 15-minute check at or after the daily time, once a day across a restart; a paused submission never", async () => {
-    clock.set(new Date("2026-04-01T09:00:00Z"));
+    // Created the day before: the run its create queued stands in for that day, not for this one.
+    clock.set(new Date("2026-03-31T23:00:00Z"));
     const active = await create({ name: "daily", daily_sync_time_utc: "10:07", lookback_days: 3 });
     const paused = await create({ name: "paused", daily_sync_time_utc: "10:07", active: false });
+    clock.set(new Date("2026-04-01T09:00:00Z"));
+    expect((await plane.services.scheduler.tick()).optimus).toBe(0);
 
     // Before the check that follows 10:07 (10:15), nothing fires, however many ticks come.
     for (const at of ["10:00:00", "10:07:00", "10:14:59"]) {
@@ -176,10 +179,9 @@ describe("the daily schedule", () => {
     expect((await plane.services.scheduler.tick()).optimus).toBe(1);
     const fired = await detail(active.id);
     expect(fired.status).toBe("running");
-    // The run its create queued at 09:00 does not take the day's slot.
     expect(fired.runs).toMatchObject([
       { trigger: "schedule", window_start: "2026-03-29", window_end: "2026-03-31" },
-      { trigger: "created", window_start: "2026-03-29", window_end: "2026-03-31" },
+      { trigger: "created", window_start: "2026-03-28", window_end: "2026-03-30" },
     ]);
 
     // A restart: a second control plane over the same database fires nothing more that day.
@@ -213,6 +215,22 @@ describe("the daily schedule", () => {
     expect((await plane.services.scheduler.tick()).optimus).toBe(1);
     for (const id of [active.id, paused.id])
       await plane.call("DELETE", `${BASE}/${id}`, { token: ADMIN_KEY });
+  });
+
+  it("does not read a window twice: created before its time, it first fires the next day", async () => {
+    clock.set(new Date("2026-04-03T09:00:00Z"));
+    const early = await create({ name: "early", daily_sync_time_utc: "10:07", lookback_days: 2 });
+    for (const at of ["10:15:00", "23:45:00"]) {
+      clock.set(new Date(`2026-04-03T${at}Z`));
+      expect((await plane.services.scheduler.tick()).optimus).toBe(0);
+    }
+    clock.set(new Date("2026-04-04T10:15:00Z"));
+    expect((await plane.services.scheduler.tick()).optimus).toBe(1);
+    expect((await detail(early.id)).runs).toMatchObject([
+      { trigger: "schedule", window_start: "2026-04-02", window_end: "2026-04-03" },
+      { trigger: "created", window_start: "2026-04-01", window_end: "2026-04-02" },
+    ]);
+    await plane.call("DELETE", `${BASE}/${early.id}`, { token: ADMIN_KEY });
   });
 });
 

@@ -1177,7 +1177,7 @@ export type OptimusSubmission = typeof optimusSubmissions.$inferSelect;
 
 /**
  * One run of a submission: its `query_log_analysis` job (which holds status, error and timings) and
- * why it ran. `slot_day` is the UTC day a scheduled run fired for (null for sync-now and retry).
+ * why it ran. `slot_day` is the UTC day a scheduled run fired for, or the day a created run stands in for (null for sync-now and retry).
  */
 export const optimusRuns = sqliteTable(
   "optimus_runs",

@@ -62,7 +62,7 @@ const fields = {
   query_logs_uri: QueryLogsUriSchema,
   active: z.boolean().openapi({
     description:
-      "false pauses the submission: the schedule never fires it (default true). Created active, its first run is triggered at once (trigger `created`); a PATCH to true triggers none.",
+      "false pauses the submission: the schedule never fires it (default true). Created active, its first run is triggered at once (trigger `created`); it reads the window the day's scheduled run would, so the schedule does not fire again that UTC day. A PATCH to true triggers none.",
   }),
 };
 

@@ -3,8 +3,9 @@
  *
  * - A run is a `query_log_analysis` job (`kind.ts`) plus an `optimus_runs` row tying it to its
  *   submission, inserted in one batch, the row guarded by the job's existence.
- * - Create triggers the first run of an active submission (trigger `created`, as sync-now queues one);
- *   an inactive one queues nothing, and a PATCH never queues a run.
+ * - Create triggers the first run of an active submission (trigger `created`, as sync-now queues one),
+ *   in one batch with the submission; an inactive one queues nothing, and a PATCH never queues a run.
+ *   The created run takes the day's slot: its window is the one the schedule would read that day.
  * - Sync-now and retry queue a run unless one of the submission's runs is active (409 naming it; the
  *   kind's exclusivity decides, so two requests at once make one run). Retry is a 422 unless the
  *   effective status (`status.ts`) is `failed`.
@@ -20,6 +21,7 @@ import {
   type OptimusTableRef,
   QUERY_LOG_ANALYSIS_KIND,
   type QueryLogAnalysisPayload,
+  utcDay,
 } from "@lakesmith/shared/optimus";
 import { and, count, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
@@ -218,7 +220,9 @@ export class OptimusService {
     actor: string | null,
     before: BatchItem[] = [],
   ): Promise<RunWithJob> {
-    const window = lookbackWindow(this.clock.now(), submission.lookbackDays);
+    const now = this.clock.now();
+    const window = lookbackWindow(now, submission.lookbackDays);
+    const today = utcDay(now);
     const queued = await this.jobs.enqueueExclusive(
       {
         kind: QUERY_LOG_ANALYSIS_KIND,
@@ -226,7 +230,11 @@ export class OptimusService {
         trigger: "manual",
         createdBy: actor,
       },
-      (jobId) => [this.runRow(submission, window, jobId, trigger, actor, null)],
+      // A created run reads the same window the day's scheduled run would (days before today): it
+      // stands in for it, so the schedule does not read that window again today.
+      (jobId) => [
+        this.runRow(submission, window, jobId, trigger, actor, trigger === "created" ? today : null),
+      ],
       before,
     );
     if (!("job" in queued))

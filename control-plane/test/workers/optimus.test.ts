@@ -1,7 +1,8 @@
 // Optimus submissions through the Worker build, on D1: an active create triggers its first run
-// (trigger `created`), a paused one queues nothing; the Cron Trigger's tick fires an active
-// submission whose daily time has passed (00:00 has, whenever the suite runs) once for the UTC day,
-// never a paused one; sync-now is a 409 while a run is queued; delete takes the runs with it.
+// (trigger `created`), which stands in for the day's; a paused one queues nothing; the Cron Trigger's
+// tick fires a resumed submission whose daily time has passed (00:00 has, whenever the suite runs)
+// once for the UTC day, never a paused one; sync-now is a 409 while a run is queued; delete takes
+// the runs with it.
 // Then a recommendation listed, applied, marked on the metrics and reverted (below).
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -22,33 +23,39 @@ const submission = (name: string, active: boolean) => ({
 
 describe("Optimus submissions in workerd", () => {
   it("fires on the Cron tick once a day, never a paused one, and deletes with its runs", async () => {
-    const active = await json(BASE, submission("workerd daily", true), 201);
+    // Created active: its first run stands in for today's, so the tick does not fire it again today.
+    const created = await json(BASE, submission("workerd created", true), 201);
+    expect(created.status).toBe("running");
+    const createdRuns = (await json(`${BASE}/${created.id}`)).runs;
+    expect(createdRuns).toMatchObject([{ trigger: "created", status: "running" }]);
+    // Created paused, then resumed: nothing queued until the tick fires it.
+    const daily = await json(BASE, submission("workerd daily", false), 201);
     const paused = await json(BASE, submission("workerd paused", false), 201);
-    expect(active.status).toBe("running");
     expect(paused.status).toBe("paused");
-    const created = await json(`${BASE}/${active.id}`);
-    expect(created.runs).toMatchObject([{ trigger: "created", status: "running" }]);
-    expect((await json(`${BASE}/${paused.id}`)).runs).toHaveLength(0);
+    expect((await json(`${BASE}/${daily.id}`)).runs).toHaveLength(0);
+    expect((await call(`${BASE}/${daily.id}`, { method: "PATCH", body: { active: true } })).status).toBe(200);
+    expect((await json(`${BASE}/${daily.id}`)).runs).toHaveLength(0);
 
     await tick();
     await tick();
-    const fired = await json(`${BASE}/${active.id}`);
+    const fired = await json(`${BASE}/${daily.id}`);
     expect(fired.status).toBe("running");
-    expect(fired.runs).toHaveLength(2);
-    expect(fired.runs[0]).toMatchObject({ trigger: "schedule", status: "running" });
-    expect(fired.runs[1].job_id).toBe(created.runs[0].job_id);
+    expect(fired.runs).toMatchObject([{ trigger: "schedule", status: "running" }]);
     expect(fired.latest_run.job_id).toBe(fired.runs[0].job_id);
+    expect((await json(`${BASE}/${created.id}`)).runs).toEqual(createdRuns);
     expect((await json(`${BASE}/${paused.id}`)).runs).toHaveLength(0);
 
-    expect((await call(`${BASE}/${active.id}/sync-now`, { method: "POST" })).status).toBe(409);
-    expect((await call(`${BASE}/${active.id}/retry`, { method: "POST" })).status).toBe(422);
+    expect((await call(`${BASE}/${daily.id}/sync-now`, { method: "POST" })).status).toBe(409);
+    expect((await call(`${BASE}/${daily.id}/retry`, { method: "POST" })).status).toBe(422);
 
-    expect((await call(`${BASE}/${active.id}`, { method: "DELETE" })).status).toBe(204);
-    const left = await env.DB.prepare("select count(*) as n from optimus_runs where submission_id = ?")
-      .bind(active.id)
+    for (const s of [daily, created, paused])
+      expect((await call(`${BASE}/${s.id}`, { method: "DELETE" })).status).toBe(204);
+    const left = await env.DB.prepare("select count(*) as n from optimus_runs where submission_id in (?, ?)")
+      .bind(daily.id, created.id)
       .first<{ n: number }>();
     expect(left?.n).toBe(0);
-    for (const run of fired.runs) expect((await json(`/api/v1/jobs/${run.job_id}`)).status).toBe("cancelled");
+    for (const run of [...fired.runs, ...createdRuns])
+      expect((await json(`/api/v1/jobs/${run.job_id}`)).status).toBe("cancelled");
   });
 });
 
