@@ -155,15 +155,34 @@ describe("the sampled conversion", () => {
 
   it("fails, and does not retry, when the written Parquet lost a row", async () => {
     const failure = await convert([[`{"id": 1}`, `{"id": 2}`, `{"id": 3}`]], {
-      afterWrite: async (files) => {
-        const file = files[0] as string;
-        await engine.run(
-          `copy (select * from read_parquet('${file}') where id <> 2) to '${file}.tmp' (format parquet)`,
-        );
-        await engine.run(`copy (select * from read_parquet('${file}.tmp')) to '${file}' (format parquet)`);
-      },
+      afterWrite: rewriteFirst((parquet) => `select * from ${parquet} where id <> 2`),
     }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(JobError);
     expect((failure as Error).message).toMatch(/row count: expected 3, got 2/);
   });
+
+  it("fails, and does not retry, when a written value changed to another of its kind", async () => {
+    // Same rows, same kinds, same non-null counts: only the copy's row hash against the files' sees it.
+    const records = [1, 2, 3].map((id) => JSON.stringify({ id, t: `text ${id}`, n: id * 10 }));
+    for (const change of [
+      `id, case when id = 2 then 'text 3' else t end as t, n`,
+      `id, t, n + (id = 3)::int as n`,
+    ]) {
+      const failure = await convert([records], {
+        afterWrite: rewriteFirst((parquet) => `select ${change} from ${parquet}`),
+      }).catch((e: unknown) => e);
+      expect(failure).toBeInstanceOf(JobError);
+      expect((failure as Error).message).toMatch(/rows differ \(row checksum \d+ ≠ \d+\)/);
+    }
+    expect((await convert([records])).path).toBe("sampled"); // unchanged, the same inputs convert
+  });
 });
+
+/** An `afterWrite` that rewrites the first written file as `select` over it: a writer that lost or changed something. */
+function rewriteFirst(select: (parquet: string) => string) {
+  return async (files: string[]) => {
+    const file = files[0] as string;
+    await engine.run(`copy (${select(`read_parquet('${file}')`)}) to '${file}.tmp' (format parquet)`);
+    await engine.run(`copy (select * from read_parquet('${file}.tmp')) to '${file}' (format parquet)`);
+  };
+}

@@ -37,4 +37,27 @@ describe("Engine", () => {
       other.close();
     }
   });
+
+  it("sums a value inside the query that passes it (sumTap): every row kept, each tap its own", async () => {
+    const engine = await Engine.open({ threads: 2 });
+    try {
+      const hashes = await engine.sumTap();
+      const other = await engine.sumTap();
+      const [row] = await engine.query<{ n: string; sum: string }>(
+        `select count(*)::varchar as n, sum(hash(i))::varchar as sum from range(100000) t(i) where ${hashes.call("hash(i)")}`,
+      );
+      expect(row).toEqual({ n: "100000", sum: hashes.sum.toString() });
+      expect(hashes.rows).toBe(100_000);
+      expect(hashes.sum > 2n ** 64n).toBe(true); // summed exactly past 64 bits
+      expect([other.rows, other.sum]).toEqual([0, 0n]);
+
+      const kept = await engine.query<{ n: string }>(
+        `select count(*)::varchar as n from range(10) t(i) where ${other.call("case when i % 2 = 0 then null else i::ubigint end")}`,
+      );
+      expect(kept).toEqual([{ n: "10" }]);
+      expect([other.rows, other.sum]).toEqual([10, 25n]); // nulls seen, not summed
+    } finally {
+      engine.close();
+    }
+  });
 });

@@ -5,7 +5,8 @@
  *
  * An `Engine` is one in-memory DuckDB database with a memory limit and a spill folder, so a job's
  * memory is bounded by its settings rather than by the table. Closing one readies a spare database
- * for the next `open` (see `spares`). Values come back as plain JavaScript
+ * for the next `open` (see `spares`); `sumTap` sums a value over the rows a query passes, inside
+ * that query (a JavaScript scalar function). Values come back as plain JavaScript
  * (`getRowObjectsJson`): BIGINT and DECIMAL as strings where they would lose precision, dates and
  * timestamps as ISO strings, structs and maps as objects.
  *
@@ -40,6 +41,21 @@ export interface EngineOptions {
 }
 
 export const DEFAULT_MEMORY_LIMIT_MB = 512;
+
+/** `Engine.sumTap`'s tap: its SQL call and what passed through it so far. */
+export interface SumTap {
+  /** The SQL function's name (unique in the process). */
+  readonly name: string;
+  /** SQL: the tap applied to a `UBIGINT` expression; true for every row. */
+  call(expr: string): string;
+  /** Rows the tap saw. */
+  readonly rows: number;
+  /** The exact sum of the non-null values it saw. */
+  readonly sum: bigint;
+}
+
+/** Taps created in this process: each gets a function name of its own. */
+let taps = 0;
 
 export class Engine {
   private constructor(
@@ -100,6 +116,49 @@ export class Engine {
   ): AsyncIterable<T[]> {
     const result = await this.connection.stream(sql, params);
     for await (const rows of result.yieldRowObjectJson()) yield rows as T[];
+  }
+
+  /**
+   * A tap that sums a `UBIGINT` exactly over the rows a query passes through it, inside that
+   * query's own scan (no second read): `where ${tap.call(expr)}` is true for every row and adds
+   * `expr` to `tap.sum` a chunk at a time. A JavaScript scalar function, volatile so the optimizer
+   * neither folds nor drops it; DuckDB's threads hand it chunks in any order, so read the sum only
+   * after the query ended, as an order-insensitive total. Each tap is a function of its own,
+   * registered on this database for its life.
+   */
+  async sumTap(): Promise<SumTap> {
+    const { BOOLEAN, DuckDBScalarFunction, UBIGINT } = await loadDuckDB();
+    const name = `lakesmith_tap_${++taps}`;
+    const seen = { rows: 0, sum: 0n };
+    this.connection.registerScalarFunction(
+      DuckDBScalarFunction.create({
+        name,
+        returnType: BOOLEAN,
+        parameterTypes: [UBIGINT],
+        volatile: true,
+        mainFunction: (_info, input, output) => {
+          const values = input.getColumnVector(0);
+          let sum = 0n;
+          for (let i = 0; i < input.rowCount; i++) {
+            sum += (values.getItem(i) as bigint | null) ?? 0n;
+            output.setItem(i, true);
+          }
+          output.flush();
+          seen.rows += input.rowCount;
+          seen.sum += sum;
+        },
+      }),
+    );
+    return {
+      name,
+      call: (expr) => `${name}(${expr})`,
+      get rows() {
+        return seen.rows;
+      },
+      get sum() {
+        return seen.sum;
+      },
+    };
   }
 
   /** DuckDB's worker threads: how many row groups are written at once (tune.ts sizes them by it). */
