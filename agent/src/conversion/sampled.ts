@@ -27,7 +27,7 @@
  *    the row hash from the tap. Any difference (rows or values lost, a value changed on its way
  *    into the files or back) fails the run, as on the every-record path.
  *
- * Measured on the bench's JSON (docs/benchmarks.md): the tap costs about 0.2 CPU-s per 256 MB;
+ * Measured on the bench's JSON (docs/benchmarks.md): the tap costs about 0.25 CPU-s per 256 MB;
  * spelling every value as JSON text on both sides and comparing hashes (the check before the kinds)
  * cost 0.5 CPU-s more per 256 MB, all of it in `to_json` of the written values.
  */
