@@ -10,13 +10,22 @@
  * bundled as the agent ships and reading in as many threads as the agent would (cores, capped by
  * LAKESMITH_AGENT_OPTIMUS_READERS; 1 reads in its main thread). That process's peak RSS (VmHWM) is
  * the agent's memory for the job, its threads included; its CPU seconds count every thread.
- * Printed per round: wall and CPU seconds, compressed MB/s, what was read, peak RSS.
+ * Printed per round: wall and CPU seconds, compressed MB/s, what was read, peak RSS. The process runs
+ * with the image's malloc settings (`imageMalloc`); set them empty to measure glibc's defaults.
  *
  * Targets (issue 22): 1 GB analysed in under 60 s; agent under 500 MB.
  * The scoring half is `test/bench/optimus-scoring.ts`, run after this one by the same npm script.
  */
 import { spawn } from "node:child_process";
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { QueryLogAnalysisPayload } from "@lakesmith/shared/optimus";
@@ -120,9 +129,34 @@ async function buildJob(): Promise<string> {
   return join(outdir, "optimus-job.js");
 }
 
+/**
+ * The malloc settings the agent's image runs with (`MALLOC_*` in `agent/Dockerfile`'s ENV; the
+ * systemd unit sets the same), so the job's process is the agent as shipped. Variables the caller
+ * set win: `MALLOC_MMAP_THRESHOLD_= MALLOC_ARENA_MAX=` (empty) measures glibc's defaults.
+ */
+function imageMalloc(): Record<string, string> {
+  const dockerfile = readFileSync(join(import.meta.dirname, "../../agent/Dockerfile"), "utf8");
+  const code = dockerfile
+    .split("\n")
+    .filter((line) => !line.trimStart().startsWith("#"))
+    .join("\n");
+  const settings: Record<string, string> = {};
+  for (const [, name, value] of code.matchAll(/\b(MALLOC_[A-Z_]+)=(\S+)/g))
+    if (name && value && process.env[name] === undefined) settings[name] = value;
+  return settings;
+}
+
 /** Runs the bundled job in its own process, its output passed through. */
 async function runJob(job: string, payloadFile: string): Promise<void> {
-  const child = spawn(process.execPath, [job, payloadFile, root], { stdio: "inherit" });
+  const malloc = imageMalloc();
+  const env = { ...process.env, ...malloc };
+  for (const [name, value] of Object.entries(env))
+    if (name.startsWith("MALLOC_") && value === "") delete env[name];
+  const shown = Object.entries(env).filter(([name]) => name.startsWith("MALLOC_"));
+  console.log(
+    `the agent's process: ${shown.length > 0 ? shown.map(([n, v]) => `${n}=${v}`).join(" ") : "glibc's malloc defaults"}`,
+  );
+  const child = spawn(process.execPath, [job, payloadFile, root], { stdio: "inherit", env });
   const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
   if (code !== 0) throw new Error(`the bench's agent process exited with ${code}`);
 }
