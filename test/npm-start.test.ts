@@ -167,7 +167,11 @@ async function expectSignalStopsEverything(started: Started, signal: "SIGTERM" |
   const tree = [...started.tree.keys()];
   // The snapshot must hold what the test is about: the control plane's listener and the local agent.
   expect(tree).toContain(listeningPid(started.port));
-  expect(tree.filter((p) => commandLine(p).includes("lakesmith-agent"))).toHaveLength(1);
+  const agents = tree.filter((p) => commandLine(p).includes("lakesmith-agent"));
+  expect(agents).toHaveLength(1);
+  // The local agent runs with glibc's malloc as the agent's image and systemd unit set it.
+  const environ = readFileSync(`/proc/${agents[0]}/environ`, "utf8").split("\0");
+  expect(environ).toEqual(expect.arrayContaining(["MALLOC_ARENA_MAX=2", "MALLOC_MMAP_THRESHOLD_=131072"]));
 
   process.kill(pid, signal);
   const npmExited = () => started.npm.exitCode !== null || started.npm.signalCode !== null;

@@ -75,6 +75,9 @@ export async function startLocalAgent(
       LAKESMITH_AGENT_NAME: env.LAKESMITH_AGENT_NAME ?? LOCAL_AGENT_NAME,
       LAKESMITH_AGENT_SCRATCH: env.LAKESMITH_AGENT_SCRATCH ?? join(stateDir, "scratch"),
       LAKESMITH_AGENT_DRAIN_TIMEOUT_MS: env.LAKESMITH_AGENT_DRAIN_TIMEOUT_MS ?? String(DRAIN_MS),
+      // glibc's malloc as the agent's image and systemd unit set it (docs/agent-install.md).
+      MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? "2",
+      MALLOC_MMAP_THRESHOLD_: env.MALLOC_MMAP_THRESHOLD_ ?? "131072",
     },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
     // Its own process group: Ctrl-C in a terminal reaches only this process, which then drains the child.
