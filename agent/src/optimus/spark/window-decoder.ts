@@ -215,7 +215,10 @@ async function* remoteZstd(
       }
     }
   } finally {
-    if (!finished) send({ stream, type: "cancel" });
+    if (!finished) {
+      send({ stream, type: "cancel" });
+      await input.return?.(); // and stop reading the log
+    }
   }
 }
 
