@@ -24,6 +24,7 @@ import {
 import { tmpdir } from "node:os";
 import { delimiter, join, relative } from "node:path";
 import { promisify } from "node:util";
+import { AGENT_MALLOC_ENV } from "@lakesmith/shared/agent-malloc";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DELTA_FIXTURES } from "../agent/test/support/fixtures.ts";
 import { eventually, onboardTable, startPlane, type TestPlane } from "./support/plane.ts";
@@ -352,10 +353,7 @@ describe("agent/Dockerfile", () => {
 
   it("sets glibc's malloc as the systemd unit does (memory the agent's threads free goes back)", () => {
     const install = readFileSync(join(AGENT, "../docs/agent-install.md"), "utf8");
-    for (const [name, value] of [
-      ["MALLOC_ARENA_MAX", "2"],
-      ["MALLOC_MMAP_THRESHOLD_", "131072"],
-    ] as const) {
+    for (const [name, value] of Object.entries(AGENT_MALLOC_ENV)) {
       expect(env[name]).toBe(value);
       expect(install).toContain(`Environment=${name}=${value}`);
     }

@@ -16,6 +16,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { AGENT_MALLOC_ENV } from "@lakesmith/shared/agent-malloc";
 import { afterEach, describe, expect, it } from "vitest";
 import { DELTA_FIXTURES } from "../agent/test/support/fixtures.ts";
 
@@ -171,7 +172,9 @@ async function expectSignalStopsEverything(started: Started, signal: "SIGTERM" |
   expect(agents).toHaveLength(1);
   // The local agent runs with glibc's malloc as the agent's image and systemd unit set it.
   const environ = readFileSync(`/proc/${agents[0]}/environ`, "utf8").split("\0");
-  expect(environ).toEqual(expect.arrayContaining(["MALLOC_ARENA_MAX=2", "MALLOC_MMAP_THRESHOLD_=131072"]));
+  expect(environ).toEqual(
+    expect.arrayContaining(Object.entries(AGENT_MALLOC_ENV).map(([name, value]) => `${name}=${value}`)),
+  );
 
   process.kill(pid, signal);
   const npmExited = () => started.npm.exitCode !== null || started.npm.signalCode !== null;

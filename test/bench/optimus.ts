@@ -11,7 +11,7 @@
  * LAKESMITH_AGENT_OPTIMUS_READERS; 1 reads in its main thread). That process's peak RSS (VmHWM) is
  * the agent's memory for the job, its threads included; its CPU seconds count every thread.
  * Printed per round: wall and CPU seconds, compressed MB/s, what was read, peak RSS. The process runs
- * with the image's malloc settings (`imageMalloc`); set them empty to measure glibc's defaults.
+ * with the agent's malloc settings (`AGENT_MALLOC_ENV`); set them empty to measure glibc's defaults.
  *
  * Targets (issue 22): 1 GB analysed in under 60 s; agent under 500 MB.
  * The scoring half is `test/bench/optimus-scoring.ts`, run after this one by the same npm script.
@@ -28,6 +28,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { AGENT_MALLOC_ENV } from "@lakesmith/shared/agent-malloc";
 import type { QueryLogAnalysisPayload } from "@lakesmith/shared/optimus";
 import { build } from "esbuild";
 import { readerFor } from "../../agent/src/optimus/readers.ts";
@@ -129,27 +130,11 @@ async function buildJob(): Promise<string> {
   return join(outdir, "optimus-job.js");
 }
 
-/**
- * The malloc settings the agent's image runs with (`MALLOC_*` in `agent/Dockerfile`'s ENV; the
- * systemd unit sets the same), so the job's process is the agent as shipped. Variables the caller
- * set win: `MALLOC_MMAP_THRESHOLD_= MALLOC_ARENA_MAX=` (empty) measures glibc's defaults.
- */
-function imageMalloc(): Record<string, string> {
-  const dockerfile = readFileSync(join(import.meta.dirname, "../../agent/Dockerfile"), "utf8");
-  const code = dockerfile
-    .split("\n")
-    .filter((line) => !line.trimStart().startsWith("#"))
-    .join("\n");
-  const settings: Record<string, string> = {};
-  for (const [, name, value] of code.matchAll(/\b(MALLOC_[A-Z_]+)=(\S+)/g))
-    if (name && value && process.env[name] === undefined) settings[name] = value;
-  return settings;
-}
-
 /** Runs the bundled job in its own process, its output passed through. */
 async function runJob(job: string, payloadFile: string): Promise<void> {
-  const malloc = imageMalloc();
-  const env = { ...process.env, ...malloc };
+  // The agent's malloc settings, as shipped; variables the caller set win, and set empty they
+  // measure glibc's defaults.
+  const env: NodeJS.ProcessEnv = { ...AGENT_MALLOC_ENV, ...process.env };
   for (const [name, value] of Object.entries(env))
     if (name.startsWith("MALLOC_") && value === "") delete env[name];
   const shown = Object.entries(env).filter(([name]) => name.startsWith("MALLOC_"));

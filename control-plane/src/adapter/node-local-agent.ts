@@ -13,6 +13,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { AGENT_MALLOC_ENV } from "@lakesmith/shared/agent-malloc";
 import type { Services } from "../services.ts";
 
 const AGENT_CLI = fileURLToPath(new URL("../../../agent/bin/lakesmith-agent.js", import.meta.url));
@@ -68,6 +69,8 @@ export async function startLocalAgent(
     .filter(Boolean);
   const child = spawn(process.execPath, [AGENT_CLI], {
     env: {
+      // glibc's malloc as the agent's image and systemd unit set it, unless the environment does.
+      ...AGENT_MALLOC_ENV,
       ...env,
       LAKESMITH_CONTROL_PLANE: controlPlaneUrl,
       LAKESMITH_AGENT_TOKEN: token,
@@ -75,9 +78,6 @@ export async function startLocalAgent(
       LAKESMITH_AGENT_NAME: env.LAKESMITH_AGENT_NAME ?? LOCAL_AGENT_NAME,
       LAKESMITH_AGENT_SCRATCH: env.LAKESMITH_AGENT_SCRATCH ?? join(stateDir, "scratch"),
       LAKESMITH_AGENT_DRAIN_TIMEOUT_MS: env.LAKESMITH_AGENT_DRAIN_TIMEOUT_MS ?? String(DRAIN_MS),
-      // glibc's malloc as the agent's image and systemd unit set it (docs/agent-install.md).
-      MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? "2",
-      MALLOC_MMAP_THRESHOLD_: env.MALLOC_MMAP_THRESHOLD_ ?? "131072",
     },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
     // Its own process group: Ctrl-C in a terminal reaches only this process, which then drains the child.
