@@ -30,7 +30,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AGENT_MALLOC_ENV } from "@lakesmith/shared/agent-malloc";
 import type { QueryLogAnalysisPayload } from "@lakesmith/shared/optimus";
-import { build } from "esbuild";
+import { AGENT_ENTRIES, bundleAgent } from "../../agent/scripts/bundle.ts";
 import { readerFor } from "../../agent/src/optimus/readers.ts";
 import { sparkWorkerCount } from "../../agent/src/optimus/spark/parallel.ts";
 import { FileStore } from "../../agent/src/store/index.ts";
@@ -95,38 +95,15 @@ try {
 }
 
 /**
- * `optimus-job.ts` bundled as the agent's build bundles it (packages stay imports, `@lakesmith/shared`
- * is compiled in), with the reader threads' entry beside it, where the bundled reader starts them.
+ * `optimus-job.ts` bundled exactly as the agent ships (`agent/scripts/bundle.ts`), with the reader
+ * threads' entry beside it, where the bundled reader starts them.
  */
 async function buildJob(): Promise<string> {
   const outdir = join(import.meta.dirname, ".build");
-  await build({
-    absWorkingDir: join(import.meta.dirname, "../.."),
-    entryPoints: {
-      "optimus-job": "test/bench/optimus-job.ts",
-      "optimus-worker": "agent/src/optimus/spark/worker.ts",
-    },
+  await bundleAgent(
+    { "optimus-job": "../test/bench/optimus-job.ts", "optimus-worker": AGENT_ENTRIES["optimus-worker"] },
     outdir,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    banner: {
-      js: 'import { createRequire } from "node:module"; const require = createRequire(import.meta.url);',
-    },
-    logLevel: "warning",
-    logOverride: { "duplicate-case": "silent" },
-    plugins: [
-      {
-        name: "packages-stay-imports",
-        setup(b) {
-          b.onResolve({ filter: /^[^./]/ }, (args) =>
-            args.path.startsWith("@lakesmith/shared") ? undefined : { external: true },
-          );
-        },
-      },
-    ],
-  });
+  );
   return join(outdir, "optimus-job.js");
 }
 
