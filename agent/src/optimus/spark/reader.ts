@@ -84,7 +84,8 @@ export async function* readSparkExecutions(
 /** How a part's stored bytes become its text: by its codec (`decompress`), unless a reader thread decodes otherwise. */
 export type PartDecoder = (source: AsyncIterable<Uint8Array>, key: string) => AsyncIterable<Uint8Array>;
 
-const byCodec: PartDecoder = (source, key) => decompress(source, codecOf(key), key);
+/** The default: each part by the codec its name says. */
+export const byCodec: PartDecoder = (source, key) => decompress(source, codecOf(key), key);
 
 /** The SQL executions with scans in one log (its parts read in order). */
 export async function* readSparkLog(

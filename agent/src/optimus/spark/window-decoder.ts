@@ -21,8 +21,8 @@
  *   waits in practice.
  */
 import type { MessagePort } from "node:worker_threads";
-import { codecOf, decompress } from "./codec.ts";
-import type { PartDecoder } from "./reader.ts";
+import { codecOf } from "./codec.ts";
+import { byCodec, type PartDecoder } from "./reader.ts";
 import { PIECE as DECODE_PIECE, FRAME_HEADER_MAX, zstd, zstdWindowOf } from "./zstd.ts";
 
 /** A zstd frame whose decoder keeps more than this is decoded in the window thread. */
@@ -259,7 +259,7 @@ export function logDecoder(window: WindowClient | undefined): PartDecoder {
   return (source, key) => {
     const mayRefuse = first;
     first = false;
-    if (codecOf(key) !== "zstd") return decompress(source, codecOf(key), key);
+    if (codecOf(key) !== "zstd") return byCodec(source, key);
     return (async function* () {
       const { head, rest } = await peek(source, FRAME_HEADER_MAX);
       const large = (zstdWindowOf(head) ?? 0) > LARGE_WINDOW;
