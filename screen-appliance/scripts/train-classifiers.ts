@@ -18,11 +18,13 @@ import { join } from "node:path";
 import { textRows } from "../src/classify/features.ts";
 import { BIAS_TYPES, TOXICITY_TYPES } from "../src/detect/types.ts";
 import type { ModelSpec } from "../src/ml/model-spec.ts";
+import { vocabularyOf } from "../src/ml/vocabulary.ts";
 import { BagMlp, type Item, trainAveraged } from "./lib/bag-mlp.ts";
 import { fitIsotonic } from "./lib/calibration.ts";
 import { biasRows, type LabeledText, rocAuc, toxicityRows } from "./lib/classifier-data.ts";
 import { roundToFloat16 } from "./lib/float16.ts";
 import { toOnnx } from "./lib/onnx-writer.ts";
+import { loadWordVectors } from "./lib/word-vectors.ts";
 
 const MODELS = process.env.CLS_OUT ?? join(import.meta.dirname, "../models");
 const BUCKETS = 1 << 17;
@@ -39,6 +41,10 @@ const SEED = Number(process.env.CLS_SEED ?? 20261122);
  */
 const ENSEMBLE = Number(process.env.CLS_ENSEMBLE ?? 3);
 const MAX_POSITIVE_WEIGHT = Number(process.env.CLS_MAX_POSITIVE_WEIGHT ?? 4);
+const WORDS = Number(process.env.CLS_WORDS ?? 0);
+const wordVectors = WORDS > 0 ? loadWordVectors(WORDS) : undefined;
+const vocabulary = wordVectors ? vocabularyOf(wordVectors.words, BUCKETS) : undefined;
+if (wordVectors) writeFileSync(join(MODELS, "words.txt"), `${wordVectors.words.join("\n")}\n`);
 
 function train(name: string, labels: readonly string[], rows: LabeledText[], epochs: number): void {
   const started = Date.now();
@@ -46,14 +52,14 @@ function train(name: string, labels: readonly string[], rows: LabeledText[], epo
   const positives = labels.map((_, l) => training.filter((r) => r.targets[l] === 1).length);
   const weights = positives.map((p) => Math.min(MAX_POSITIVE_WEIGHT, (training.length - p) / Math.max(1, p)));
   const items: Item[] = training.map((row) => {
-    const { rows: featureRows, scale } = textRows(row.text, BUCKETS);
+    const { rows: featureRows, scale } = textRows(row.text, BUCKETS, vocabulary);
     // An item with any positive label takes that label's weight, so rare labels are not drowned out.
     const weight = Math.max(1, ...labels.map((_, l) => (row.targets[l] === 1 ? (weights[l] ?? 1) : 1)));
     return { rows: featureRows, scale, target: row.soft ?? row.targets, weight };
   });
   const model = trainAveraged(
     ENSEMBLE,
-    (seed) => new BagMlp(BUCKETS, DIMS, labels.length, "sigmoid", seed),
+    (seed) => new BagMlp(BUCKETS, DIMS, labels.length, "sigmoid", seed, wordVectors),
     items,
     {
       epochs,
@@ -70,7 +76,7 @@ function train(name: string, labels: readonly string[], rows: LabeledText[], epo
   roundToFloat16(model.table);
   const calibrationRows = rows.filter((r) => r.split === "calibration");
   const raw = calibrationRows.map((r) => {
-    const { rows: featureRows, scale } = textRows(r.text, BUCKETS);
+    const { rows: featureRows, scale } = textRows(r.text, BUCKETS, vocabulary);
     return model.forward(featureRows, scale).probs;
   });
   for (const [l, label] of labels.entries()) {
@@ -104,6 +110,7 @@ function train(name: string, labels: readonly string[], rows: LabeledText[], epo
   const spec: ModelSpec = {
     name,
     buckets: BUCKETS,
+    ...(wordVectors ? { words: { file: "words.txt", count: wordVectors.words.length } } : {}),
     dims: DIMS * ENSEMBLE,
     labels: [...labels],
     output: "sigmoid",

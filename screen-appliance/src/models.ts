@@ -15,6 +15,7 @@ import type { PersonNameFinder } from "./detect/detect.ts";
 import type { BiasType, ToxicityType } from "./detect/types.ts";
 import { type ModelSpec, readModelSpec } from "./ml/model-spec.ts";
 import { type OpenedSession, openSession, type ProviderPreference } from "./ml/session.ts";
+import { readVocabulary, type WordVocabulary } from "./ml/vocabulary.ts";
 import { loadMountedNer } from "./ner/mounted/load.ts";
 import { OnnxPersonNameFinder } from "./ner/person-model.ts";
 
@@ -42,13 +43,34 @@ type Session = OpenedSession & { name: string; file: string };
 
 /** The built-in models of `dir`, each opened once and only when first asked for. */
 function builtInModels(dir: string, preference: ProviderPreference) {
-  const opened = new Map<string, Promise<Session & { spec: ModelSpec }>>();
+  const opened = new Map<string, Promise<Session & { spec: ModelSpec; vocabulary?: WordVocabulary }>>();
+  // Models trained with word vectors share one vocabulary file; it is read once.
+  const vocabularies = new Map<string, Promise<WordVocabulary>>();
+  const vocabularyOf = (spec: ModelSpec) => {
+    if (!spec.words) return Promise.resolve(undefined);
+    const key = `${spec.words.file}@${spec.buckets}`;
+    let vocabulary = vocabularies.get(key);
+    if (!vocabulary) {
+      vocabulary = readVocabulary(join(dir, spec.words.file), spec.buckets).then((v) => {
+        if (v.index.size !== spec.words?.count)
+          throw new Error(
+            `${spec.words?.file}: ${v.index.size} words, model ${spec.name} expects ${spec.words?.count}`,
+          );
+        return v;
+      });
+      vocabularies.set(key, vocabulary);
+    }
+    return vocabulary;
+  };
   const open = (name: string) => {
     let model = opened.get(name);
     if (!model) {
       const file = join(dir, `${name}.onnx`);
       model = Promise.all([openSession(file, preference), readModelSpec(join(dir, `${name}.json`))]).then(
-        ([session, spec]) => ({ ...session, spec, file, name: spec.name }),
+        async ([session, spec]) => {
+          const vocabulary = await vocabularyOf(spec);
+          return { ...session, spec, file, name: spec.name, ...(vocabulary ? { vocabulary } : {}) };
+        },
       );
       opened.set(name, model);
     }
@@ -57,7 +79,7 @@ function builtInModels(dir: string, preference: ProviderPreference) {
   return {
     names: () => open("person-ner").then((m) => new OnnxPersonNameFinder(m.session, m.spec)),
     scorer: <T extends string>(family: ClassifierFamily<T>) =>
-      open(family.name).then((m) => new OnnxTextScorer<T>(m.session, m.spec)),
+      open(family.name).then((m) => new OnnxTextScorer<T>(m.session, m.spec, m.vocabulary)),
     /** The model as `/health` names it, or none when it was never opened. */
     used: async (name: string): Promise<Session[]> => (opened.has(name) ? [await open(name)] : []),
   };

@@ -7,6 +7,11 @@
  * cross-entropy (sigmoid, independent labels). Embedding rows are updated lazily, only when a
  * batch touches them, which keeps an epoch linear in the number of features seen rather than in
  * the size of the table. The same forward pass is used to check the exported ONNX model.
+ *
+ * A model may also read pretrained word vectors (lib/word-vectors.ts): rows at and past `buckets`
+ * are words, whose fixed vectors a learnt projection maps into the hidden space. `bake()` turns such
+ * a model into a plain one whose table holds each word's projected row after the hashed rows, which
+ * is what the ONNX file stores (src/ml/vocabulary.ts).
  */
 
 export interface Item {
@@ -28,11 +33,19 @@ export interface TrainOptions {
   onEpoch?: (epoch: number, meanLoss: number) => void;
 }
 
+/** Fixed word vectors, row-major [count, width]; table row `buckets + i` is vector i. */
+export interface Pretrained {
+  readonly vectors: Float32Array;
+  readonly width: number;
+}
+
 export class BagMlp {
   readonly table: Float32Array;
   readonly b1: Float32Array;
   readonly w2: Float32Array;
   readonly b2: Float32Array;
+  /** With pretrained vectors: their projection into the hidden space, [width, dims]. */
+  readonly proj: Float32Array | undefined;
 
   constructor(
     readonly buckets: number,
@@ -40,6 +53,7 @@ export class BagMlp {
     readonly classes: number,
     readonly output: "softmax" | "sigmoid",
     seed = 1,
+    readonly pretrained?: Pretrained,
   ) {
     const random = mulberry32(seed);
     // The table starts at zero: rows that training never touches (features never seen) then add
@@ -50,17 +64,58 @@ export class BagMlp {
     const limit = Math.sqrt(6 / (dims + classes));
     for (let i = 0; i < this.w2.length; i++) this.w2[i] = (random() * 2 - 1) * limit;
     this.b2 = new Float32Array(classes);
+    if (pretrained) {
+      const width = pretrained.width;
+      const pLimit = Math.sqrt(6 / (width + dims));
+      this.proj = new Float32Array(width * dims);
+      for (let i = 0; i < this.proj.length; i++) this.proj[i] = (random() * 2 - 1) * pLimit;
+    }
+  }
+
+  /** Adds the hidden-space row of table row `row` (hashed or pretrained) to `into`. */
+  private addRow(row: number, into: Float32Array): void {
+    const { dims } = this;
+    if (row < this.buckets) {
+      const base = row * dims;
+      for (let d = 0; d < dims; d++) into[d] = (into[d] ?? 0) + (this.table[base + d] ?? 0);
+      return;
+    }
+    const { vectors, width } = this.pretrained as Pretrained;
+    const proj = this.proj as Float32Array;
+    const base = (row - this.buckets) * width;
+    for (let j = 0; j < width; j++) {
+      const v = vectors[base + j] ?? 0;
+      if (v === 0) continue;
+      for (let d = 0; d < dims; d++) into[d] = (into[d] ?? 0) + v * (proj[j * dims + d] ?? 0);
+    }
+  }
+
+  /**
+   * A plain model (no pretrained vectors) with the same outputs: its table holds the hashed rows and
+   * then each pretrained word's projected row. Without pretrained vectors, the model itself.
+   */
+  bake(): BagMlp {
+    const { pretrained } = this;
+    if (!pretrained) return this;
+    const count = pretrained.vectors.length / pretrained.width;
+    const baked = new BagMlp(this.buckets + count, this.dims, this.classes, this.output);
+    baked.table.set(this.table);
+    for (let i = 0; i < count; i++) {
+      const row = new Float32Array(this.dims);
+      this.addRow(this.buckets + i, row);
+      baked.table.set(row, (this.buckets + i) * this.dims);
+    }
+    baked.b1.set(this.b1);
+    baked.w2.set(this.w2);
+    baked.b2.set(this.b2);
+    return baked;
   }
 
   /** Hidden activations and class probabilities for one item. */
   forward(rows: Int32Array, scale: number): { hidden: Float32Array; probs: Float32Array } {
-    const { dims, classes, table } = this;
+    const { dims, classes } = this;
     const hidden = new Float32Array(dims);
-    for (const row of rows) {
-      if (row <= 0) continue;
-      const base = row * dims;
-      for (let d = 0; d < dims; d++) hidden[d] = (hidden[d] ?? 0) + (table[base + d] ?? 0);
-    }
+    for (const row of rows) if (row > 0) this.addRow(row, hidden);
     for (let d = 0; d < dims; d++) hidden[d] = Math.max(0, (hidden[d] ?? 0) * scale + (this.b1[d] ?? 0));
     const logits = new Float32Array(classes);
     for (let c = 0; c < classes; c++) {
@@ -69,6 +124,18 @@ export class BagMlp {
       logits[c] = z;
     }
     return { hidden, probs: this.output === "softmax" ? softmax(logits) : logits.map(sigmoid) };
+  }
+
+  /** Adds the projection's gradient from one pretrained row's occurrence. */
+  private addProjGradient(row: number, gHidden: Float32Array, scale: number, gProj: Float32Array): void {
+    const { dims } = this;
+    const { vectors, width } = this.pretrained as Pretrained;
+    const base = (row - this.buckets) * width;
+    for (let j = 0; j < width; j++) {
+      const v = (vectors[base + j] ?? 0) * scale;
+      if (v === 0) continue;
+      for (let d = 0; d < dims; d++) gProj[j * dims + d] = (gProj[j * dims + d] ?? 0) + v * (gHidden[d] ?? 0);
+    }
   }
 
   train(items: Item[], options: TrainOptions): void {
@@ -81,6 +148,7 @@ export class BagMlp {
     const gB2 = new Float32Array(classes);
     const gB1 = new Float32Array(dims);
     const gRows = new Map<number, Float32Array>();
+    const gProj = this.proj ? new Float32Array(this.proj.length) : undefined;
     const dropout = options.featureDropout ?? 0;
 
     for (let epoch = 1; epoch <= options.epochs; epoch++) {
@@ -91,6 +159,7 @@ export class BagMlp {
         gB2.fill(0);
         gB1.fill(0);
         gRows.clear();
+        gProj?.fill(0);
         const batch = order.slice(startAt, startAt + options.batchSize);
         for (const index of batch) {
           const item = items[index] as Item;
@@ -123,6 +192,10 @@ export class BagMlp {
           for (let c = 0; c < classes; c++) gB2[c] = (gB2[c] ?? 0) + (gLogits[c] ?? 0);
           for (const row of rows) {
             if (row <= 0) continue;
+            if (row >= this.buckets) {
+              this.addProjGradient(row, gHidden, item.scale, gProj as Float32Array);
+              continue;
+            }
             let g = gRows.get(row);
             if (!g) {
               g = new Float32Array(dims);
@@ -131,7 +204,7 @@ export class BagMlp {
             for (let d = 0; d < dims; d++) g[d] = (g[d] ?? 0) + (gHidden[d] ?? 0) * item.scale;
           }
         }
-        adam.step(gRows, gB1, gW2, gB2);
+        adam.step(gRows, gB1, gW2, gB2, gProj);
       }
       options.onEpoch?.(epoch, lossSum / items.length);
     }
@@ -186,7 +259,8 @@ export function trainAveraged(
     });
     return member;
   });
-  return members.length === 1 ? (members[0] as BagMlp) : averagedLogits(members);
+  const baked = members.map((m) => m.bake());
+  return baked.length === 1 ? (baked[0] as BagMlp) : averagedLogits(baked);
 }
 
 /** Adam whose embedding rows keep their own step count, so untouched rows are not decayed. */
@@ -207,16 +281,22 @@ class LazyAdam {
     this.tableM = new Float32Array(model.table.length);
     this.tableV = new Float32Array(model.table.length);
     this.rowSteps = new Uint32Array(model.buckets);
-    this.dense = [model.b1, model.w2, model.b2].map((param) => ({
+    this.dense = [model.b1, model.w2, model.b2, ...(model.proj ? [model.proj] : [])].map((param) => ({
       param,
       m: new Float32Array(param.length),
       v: new Float32Array(param.length),
     }));
   }
 
-  step(rows: Map<number, Float32Array>, gB1: Float32Array, gW2: Float32Array, gB2: Float32Array): void {
+  step(
+    rows: Map<number, Float32Array>,
+    gB1: Float32Array,
+    gW2: Float32Array,
+    gB2: Float32Array,
+    gProj?: Float32Array,
+  ): void {
     this.step_ += 1;
-    const grads = [gB1, gW2, gB2];
+    const grads = [gB1, gW2, gB2, ...(gProj ? [gProj] : [])];
     this.dense.forEach(({ param, m, v }, i) => {
       this.update(param, m, v, grads[i] as Float32Array, 0, this.step_);
     });

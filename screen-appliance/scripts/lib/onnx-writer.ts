@@ -2,14 +2,14 @@
  * Serialises a trained hashed-bag MLP to an ONNX model (opset 13) with the generated protobuf
  * classes of `onnx-proto`. The graph:
  *
- *   rows:int32[N,W] -> Gather(table) -> ReduceSum(axis 1) -> Mul(scale:float[N,1]) -> Add(b1)
- *     -> Relu -> MatMul(w2) -> Add(b2) -> Softmax | Sigmoid -> probs:float[N,C]
+ *   rows:int32[N,W] -> Gather(table_f16) -> Cast(float) -> ReduceSum(axis 1) -> Mul(scale:float[N,1])
+ *     -> Add(b1) -> Relu -> MatMul(w2) -> Add(b2) -> Softmax | Sigmoid -> probs:float[N,C]
  *
  * Padding uses row 0 of the table, which training keeps at zero, so a padded slot adds nothing.
- * The table is stored as float16 (`table_f16`, half the bytes) and cast to float once: the Cast's
- * only input is an initializer, so ONNX Runtime folds it when the session is created and requests
- * run on float32 as before. The table must hold float16 numbers already (lib/float16.ts,
- * `roundToFloat16`), so the file is exactly the model training measured.
+ * The table is stored, and kept in memory, as float16 (`table_f16`, half the bytes); only the
+ * gathered rows are cast to float, exactly, so the sums are those of the float32 table. The table
+ * must hold float16 numbers already (lib/float16.ts, `roundToFloat16`), so the file is exactly the
+ * model training measured.
  */
 import onnxProto from "onnx-proto";
 import type { BagMlp } from "./bag-mlp.ts";
@@ -53,8 +53,8 @@ export function toOnnx(model: BagMlp, output: "softmax" | "sigmoid", docString: 
   const graph = onnx.GraphProto.create({
     name: "hashed_bag_mlp",
     node: [
-      node("Cast", ["table_f16"], "table", [{ name: "to", i: FLOAT, type: 2 }]),
-      node("Gather", ["table", "rows"], "gathered", [{ name: "axis", i: 0, type: 2 }]),
+      node("Gather", ["table_f16", "rows"], "gathered_f16", [{ name: "axis", i: 0, type: 2 }]),
+      node("Cast", ["gathered_f16"], "gathered", [{ name: "to", i: FLOAT, type: 2 }]),
       node("ReduceSum", ["gathered", "bag_axis"], "bag", [{ name: "keepdims", i: 0, type: 2 }]),
       node("Mul", ["bag", "scale"], "scaled"),
       node("Add", ["scaled", "b1"], "hidden_pre"),

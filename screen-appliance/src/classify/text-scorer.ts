@@ -7,6 +7,7 @@
 import type * as ort from "onnxruntime-node";
 import type { ModelSpec } from "../ml/model-spec.ts";
 import { runBagModel } from "../ml/session.ts";
+import type { WordVocabulary } from "../ml/vocabulary.ts";
 import type { TextScorer } from "../screen/service.ts";
 import { type CalibrationCurve, calibrate } from "./calibration.ts";
 import { textRows } from "./features.ts";
@@ -26,6 +27,7 @@ export class OnnxTextScorer<T extends string> implements BatchTextScorer<T> {
   constructor(
     private readonly session: ort.InferenceSession,
     readonly spec: ModelSpec,
+    private readonly vocabulary?: WordVocabulary,
   ) {
     this.curves = spec.labels.map((label) => spec.calibration?.[label]);
   }
@@ -36,7 +38,7 @@ export class OnnxTextScorer<T extends string> implements BatchTextScorer<T> {
 
   /** All labels' scores for a batch of texts, row-major [texts, labels]. */
   async scoreBatch(texts: readonly string[]): Promise<Float32Array> {
-    const bags = texts.map((t) => textRows(t, this.spec.buckets));
+    const bags = texts.map((t) => textRows(t, this.spec.buckets, this.vocabulary));
     const width = Math.max(1, ...bags.map((b) => b.rows.length));
     const rows = new Int32Array(texts.length * width);
     bags.forEach((b, i) => {

