@@ -11,7 +11,8 @@
  * Training prints each label's ROC AUC on the calibration split, over all its rows and over its
  * dataset rows alone (the templates are easy), the figure to develop against: the evaluation's rows
  * stay unread. `CLS_OUT` writes the models to another folder, `CLS_ONLY=bias|toxicity` trains one,
- * `CLS_SEED` sets the first member's seed (members take SEED, SEED + 1, ...).
+ * `CLS_SEED` sets the first member's seed (members take SEED, SEED + 1, ...), `CLS_WORDS=0` trains
+ * without the pretrained word vectors.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -41,8 +42,13 @@ const SEED = Number(process.env.CLS_SEED ?? 20261122);
  */
 const ENSEMBLE = Number(process.env.CLS_ENSEMBLE ?? 3);
 const MAX_POSITIVE_WEIGHT = Number(process.env.CLS_MAX_POSITIVE_WEIGHT ?? 4);
-const WORDS = Number(process.env.CLS_WORDS ?? 0);
-const wordVectors = WORDS > 0 ? loadWordVectors(WORDS) : undefined;
+/**
+ * Pretrained word vectors (lib/word-vectors.ts; README, "Bias and toxicity classifiers"): on by
+ * default; `CLS_WORDS=0` trains without them (experiments). Held-out RACE_ETHNICITY ROC AUC
+ * 0.920 -> 0.927, "harmful reaches MEDIUM" 0.770 -> 0.807, HATE 0.872 -> 0.880.
+ */
+const USE_WORDS = process.env.CLS_WORDS !== "0";
+const wordVectors = USE_WORDS ? loadWordVectors() : undefined;
 const vocabulary = wordVectors ? vocabularyOf(wordVectors.words, BUCKETS) : undefined;
 if (wordVectors) writeFileSync(join(MODELS, "words.txt"), `${wordVectors.words.join("\n")}\n`);
 

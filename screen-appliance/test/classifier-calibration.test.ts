@@ -12,6 +12,7 @@ import { textRows } from "../src/classify/features.ts";
 import { OnnxTextScorer } from "../src/classify/text-scorer.ts";
 import { readModelSpec } from "../src/ml/model-spec.ts";
 import { openSession, runBagModel } from "../src/ml/session.ts";
+import { readVocabulary } from "../src/ml/vocabulary.ts";
 
 const MODELS = join(import.meta.dirname, "../models");
 const TEXTS = [
@@ -35,10 +36,14 @@ describe.each(["bias", "toxicity"])("the built-in %s model", (name) => {
         expect(curve.y[i]).toBeGreaterThanOrEqual(curve.y[i - 1] as number);
       }
     }
-    const scorer = new OnnxTextScorer(session, spec);
+    // The shipped models read pretrained word rows (src/ml/vocabulary.ts).
+    expect(spec.words?.file).toBe("words.txt");
+    const vocabulary = await readVocabulary(join(MODELS, spec.words?.file ?? ""), spec.buckets);
+    expect(vocabulary.index.size).toBe(spec.words?.count);
+    const scorer = new OnnxTextScorer(session, spec, vocabulary);
     const reported = await scorer.scoreBatch(TEXTS);
     for (const [t, text] of TEXTS.entries()) {
-      const { rows, scale } = textRows(text, spec.buckets);
+      const { rows, scale } = textRows(text, spec.buckets, vocabulary);
       const raw = await runBagModel(session, rows, Float32Array.of(scale), 1, rows.length);
       spec.labels.forEach((label, l) => {
         const curve = spec.calibration?.[label];

