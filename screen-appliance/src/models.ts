@@ -77,7 +77,7 @@ function builtInModels(dir: string, preference: ProviderPreference) {
     return model;
   };
   return {
-    names: () => open("person-ner").then((m) => new OnnxPersonNameFinder(m.session, m.spec)),
+    names: () => open("person-ner").then((m) => new OnnxPersonNameFinder(m.session, m.spec, m.vocabulary)),
     scorer: <T extends string>(family: ClassifierFamily<T>) =>
       open(family.name).then((m) => new OnnxTextScorer<T>(m.session, m.spec, m.vocabulary)),
     /** The model as `/health` names it, or none when it was never opened. */

@@ -2,15 +2,21 @@
  * Per-token features of the name model. Each token becomes a fixed number of hashed feature rows:
  * its own word, shape, prefixes and suffixes, membership in the gazetteer's lists (names, common
  * words, places, weekdays and months, organisations, nationality words, words that end an organisation's name), and the same cues for the two
- * tokens either side. The list is the model's contract: training and inference both call
- * `tokenRows`, and changing a feature means retraining.
+ * tokens either side. A model trained with word vectors also reads, as one more row, the token's
+ * pretrained word row (src/ml/vocabulary.ts): a name the training text never used still lands near
+ * the names it did. The list is the model's contract: training and inference both call `tokenRows`,
+ * and changing a feature means retraining.
  */
 import { featureRow } from "../ml/hash.ts";
+import { type WordVocabulary, wordRow } from "../ml/vocabulary.ts";
 import type { Gazetteer } from "./gazetteer.ts";
 import type { Token } from "./tokenize.ts";
 
-/** Rows per token; shorter feature lists are padded with row 0. */
-export const FEATURES_PER_TOKEN = 32;
+/** Hashed feature rows per token; shorter feature lists are padded with row 0. */
+const HASHED_PER_TOKEN = 32;
+
+/** Rows per token: the hashed features, then the pretrained word row (row 0 without one). */
+export const FEATURES_PER_TOKEN = HASHED_PER_TOKEN + 1;
 
 /** "McDonald" -> "XxXx", "42" -> "d", "N." parts -> "X": runs of the same class collapse. */
 export function shape(word: string): string {
@@ -133,24 +139,31 @@ const UNSEEN = "\u0000unseen";
  * neighbours' `w-1=`, `w+1=`, ...) becomes row 0, exactly as a word missing from the training text
  * adds nothing at inference; shape, affixes and lexicon flags stay. Marking tokens at random,
  * whatever their label, teaches the model to find names it has not memorised.
+ *
+ * `vocabulary`: each token whose lowercased word it lists also gets that word's pretrained row, the
+ * last of its rows. An unseen token keeps it: a name the model never saw still has its pretrained
+ * vector at inference, and that is what the model should learn to read.
  */
 export function tokenRows(
   tokens: readonly Token[],
   gazetteer: Gazetteer,
   buckets: number,
   unseen?: ReadonlySet<number>,
+  vocabulary?: WordVocabulary,
 ): Int32Array {
   const rows = new Int32Array(tokens.length * FEATURES_PER_TOKEN);
-  const cues = tokens.map((t, i) => {
-    const c = cue(t, gazetteer);
-    return unseen?.has(i) ? { ...c, lower: UNSEEN } : c;
-  });
+  const plain = tokens.map((t) => cue(t, gazetteer));
+  const cues = unseen ? plain.map((c, i) => (unseen.has(i) ? { ...c, lower: UNSEEN } : c)) : plain;
   for (let i = 0; i < tokens.length; i++) {
     const features = tokenFeatures(tokens, i, gazetteer, cues);
-    for (let k = 0; k < Math.min(features.length, FEATURES_PER_TOKEN); k++) {
+    for (let k = 0; k < Math.min(features.length, HASHED_PER_TOKEN); k++) {
       const feature = features[k] as string;
       rows[i * FEATURES_PER_TOKEN + k] =
         unseen && feature.includes(UNSEEN) ? 0 : featureRow(feature, buckets);
+    }
+    if (vocabulary) {
+      const row = wordRow(vocabulary, (plain[i] as TokenCue).word);
+      if (row !== undefined) rows[i * FEATURES_PER_TOKEN + HASHED_PER_TOKEN] = row;
     }
   }
   return rows;

@@ -7,6 +7,7 @@ import type { PersonNameFinder } from "../detect/detect.ts";
 import type { Finding } from "../detect/types.ts";
 import type { ModelSpec } from "../ml/model-spec.ts";
 import { runBagModel } from "../ml/session.ts";
+import type { WordVocabulary } from "../ml/vocabulary.ts";
 import { decodeNames } from "./decode.ts";
 import { FEATURES_PER_TOKEN, tokenRows } from "./features.ts";
 import { nameGazetteer } from "./gazetteer.ts";
@@ -20,7 +21,12 @@ export class OnnxPersonNameFinder implements PersonNameFinder {
   constructor(
     private readonly session: ort.InferenceSession,
     private readonly spec: ModelSpec,
-  ) {}
+    /** The pretrained words of a model trained with word vectors (spec.words). */
+    private readonly vocabulary?: WordVocabulary,
+  ) {
+    if (spec.words && !vocabulary)
+      throw new Error(`${spec.name}: trained with word vectors, no vocabulary given`);
+  }
 
   /** Probabilities [tokens, 3] of O, B, I for every token. */
   async tagProbabilities(tokens: ReturnType<typeof tokenize>): Promise<Float32Array> {
@@ -30,7 +36,7 @@ export class OnnxPersonNameFinder implements PersonNameFinder {
       const lo = Math.max(0, from - CHUNK_OVERLAP);
       const hi = Math.min(tokens.length, from + CHUNK_TOKENS + CHUNK_OVERLAP);
       const slice = tokens.slice(lo, hi);
-      const rows = tokenRows(slice, gazetteer, this.spec.buckets);
+      const rows = tokenRows(slice, gazetteer, this.spec.buckets, undefined, this.vocabulary);
       const out = await runBagModel(
         this.session,
         rows,
