@@ -1,5 +1,5 @@
 /**
- * The built-in classifiers read pretrained word rows from the vocabulary file beside them
+ * The built-in models read pretrained word rows from the vocabulary file beside them
  * (src/ml/vocabulary.ts, spec.words): the loader refuses a file that does not match the models.
  */
 import { cp, mkdtemp, readFile, writeFile } from "node:fs/promises";
@@ -10,9 +10,9 @@ import { readModelSpec } from "../src/ml/model-spec.ts";
 import { DEFAULT_MODEL_DIR, loadModels } from "../src/models.ts";
 
 describe("the models' word vocabulary", () => {
-  it("is one file every built-in classifier names, with the word count each expects", async () => {
+  it("is one file every built-in model names, with the word count each expects", async () => {
     const words = (await readFile(join(DEFAULT_MODEL_DIR, "words.txt"), "utf8")).split("\n").filter(Boolean);
-    for (const name of ["bias", "toxicity"]) {
+    for (const name of ["bias", "toxicity", "person-ner"]) {
       const spec = await readModelSpec(join(DEFAULT_MODEL_DIR, `${name}.json`));
       expect(spec.words).toEqual({ file: "words.txt", count: words.length });
     }
@@ -26,7 +26,7 @@ describe("the models' word vocabulary", () => {
     const words = (await readFile(join(dir, "words.txt"), "utf8")).split("\n").filter(Boolean);
     await writeFile(join(dir, "words.txt"), `${words.slice(0, 1000).join("\n")}\n`);
     await expect(loadModels(dir, "cpu")).rejects.toThrow(
-      /words\.txt: 1000 words, model (bias|toxicity) expects/,
+      /words\.txt: 1000 words, model (bias|toxicity|person-ner) expects/,
     );
   });
 });
