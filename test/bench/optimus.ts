@@ -17,15 +17,7 @@
  * The scoring half is `test/bench/optimus-scoring.ts`, run after this one by the same npm script.
  */
 import { spawn } from "node:child_process";
-import {
-  copyFileSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AGENT_MALLOC_ENV } from "@lakesmith/shared/agent-malloc";
