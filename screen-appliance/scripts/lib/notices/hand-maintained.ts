@@ -101,6 +101,7 @@ export const ITEMS: NoticeItem[] = [
     inImage: [
       "`/app/screen-appliance/models/person-ner.onnx`",
       "`/app/screen-appliance/models/person-ner.json`",
+      "`/app/screen-appliance/models/words.txt` (shared by the models)",
     ],
     source: "Lakesmith, trained by `npm run train:ner` (screen-appliance/scripts/train-ner.ts)",
     license: "LicenseRef-Lakesmith",
@@ -130,6 +131,7 @@ export const ITEMS: NoticeItem[] = [
         attribution: "compromise, Copyright (c) 2019 Spencer Kelly",
         requires: MIT_REQUIRES,
       },
+      gloveVectors,
     ],
     notes: [
       "The weights are Lakesmith's own; no training sentence is stored in the model or shipped.",
