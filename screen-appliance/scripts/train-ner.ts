@@ -7,18 +7,16 @@
  *    (lib/name-holdout.ts).
  * 2. Train ENSEMBLE hashed bag MLPs (bag-mlp.ts) with Adam from different seeds, merged into one
  *    model that averages their logits. Each token also reads its word's pretrained vector
- *    (lib/word-vectors.ts, through a learnt projection), baked into the table after the hashed rows;
- *    with NER_CLUSTERS=1, also hashed features of its own and its neighbours' word clusters.
+ *    (lib/word-vectors.ts, through a learnt projection), baked into the table after the hashed rows.
  * 3. Pick the decision thresholds on the development sentences (lib/ner-thresholds.ts): the best
  *    span F2 among those whose span precision reaches MIN_DEV_PRECISION.
  * 4. Write models/person-ner.onnx, its spec models/person-ner.json and the vocabulary
- *    models/words.txt (the same file the classifiers write); trained with clusters, the spec also
- *    names models/word-clusters.txt (written by `npm run words:clusters`, read here as it is).
+ *    models/words.txt (the same file the classifiers write).
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ModelSpec } from "../src/ml/model-spec.ts";
-import { parseClusters, vocabularyOf } from "../src/ml/vocabulary.ts";
+import { vocabularyOf } from "../src/ml/vocabulary.ts";
 import { TAGS } from "../src/ner/decode.ts";
 import { FEATURES_PER_TOKEN, tokenRows } from "../src/ner/features.ts";
 import { nameGazetteer } from "../src/ner/gazetteer.ts";
@@ -61,29 +59,7 @@ const MIN_DEV_PRECISION = Number(process.env.NER_MIN_DEV_PRECISION ?? 0.9);
 /** Pretrained word vectors (features.ts, `vocabulary`); `NER_WORDS=0` trains without them. */
 const WORDS = process.env.NER_WORDS !== "0";
 const wordVectors = WORDS ? loadWordVectors(WORD_VECTOR_COUNT) : undefined;
-/**
- * The words' clusters (features.ts, `clusterFeatures`; models/word-clusters.txt): `NER_CLUSTERS=1`
- * trains with them and names the file in the spec. Off by default: on the 3,360 development
- * sentences (span F2 at P >= 0.90) every cluster recipe tried scored below the model without them
- * (0.9658): all twelve features 0.9634 with neighbours blind to an unseen word's clusters, 0.9574
- * with them seeing it; the token's own four 0.9594; own and neighbours' single clusters 0.9627;
- * coarse only 0.9631; the twelve with 20% or 50% of words hidden, 5 epochs or dropout 0.4,
- * 0.956-0.963 (README, PERSON_NAME).
- */
-const CLUSTERS_FILE = "word-clusters.txt";
-const clusters =
-  wordVectors && process.env.NER_CLUSTERS === "1"
-    ? parseClusters(
-        readFileSync(join(import.meta.dirname, "../models", CLUSTERS_FILE), "utf8"),
-        wordVectors.words.length,
-      )
-    : undefined;
-const vocabulary = wordVectors ? vocabularyOf(wordVectors.words, BUCKETS, clusters) : undefined;
-/**
- * Whether a token's neighbours see the clusters of a word trained as never seen (features.ts,
- * `tokenRows`): hidden by default (development F2 0.9634 hidden, 0.9574 seen); `NER_UNSEEN_CLUSTERS=kept`.
- */
-const UNSEEN_NEIGHBOUR_CLUSTERS = process.env.NER_UNSEEN_CLUSTERS === "kept" ? "kept" : "hidden";
+const vocabulary = wordVectors ? vocabularyOf(wordVectors.words, BUCKETS) : undefined;
 
 const started = Date.now();
 const templates = readTemplates();
@@ -121,7 +97,7 @@ for (const sentence of train) {
   const unseen = new Set(
     tokens.flatMap((t, i) => (/\p{L}/u.test(t.text) && unseenDraw() < UNSEEN_SHARE ? [i] : [])),
   );
-  const rows = tokenRows(tokens, gazetteer, BUCKETS, unseen, vocabulary, UNSEEN_NEIGHBOUR_CLUSTERS);
+  const rows = tokenRows(tokens, gazetteer, BUCKETS, unseen, vocabulary);
   tokens.forEach((token, i) => {
     const span = sentence.persons.find((p) => token.start < p.end && p.start < token.end);
     const target = !span ? 0 : token.start <= span.start ? 1 : 2;
@@ -185,15 +161,7 @@ if (wordVectors) writeFileSync(join(MODELS, "words.txt"), `${wordVectors.words.j
 const spec: ModelSpec = {
   name: "person-ner",
   buckets: BUCKETS,
-  ...(wordVectors
-    ? {
-        words: {
-          file: "words.txt",
-          count: wordVectors.words.length,
-          ...(clusters ? { clusters: CLUSTERS_FILE } : {}),
-        },
-      }
-    : {}),
+  ...(wordVectors ? { words: { file: "words.txt", count: wordVectors.words.length } } : {}),
   dims: DIMS * ENSEMBLE,
   labels: [...TAGS],
   output: "softmax",

@@ -5,7 +5,6 @@
  * name model, text-classification models the bias or toxicity model (the built-in one still answers
  * the types the mounted labels do not name).
  */
-import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { RuntimeInfo } from "./app.ts";
@@ -16,7 +15,7 @@ import type { PersonNameFinder } from "./detect/detect.ts";
 import type { BiasType, ToxicityType } from "./detect/types.ts";
 import { type ModelSpec, readModelSpec } from "./ml/model-spec.ts";
 import { type OpenedSession, openSession, type ProviderPreference } from "./ml/session.ts";
-import { parseClusters, readVocabulary, type WordClusters, type WordVocabulary } from "./ml/vocabulary.ts";
+import { readVocabulary, type WordVocabulary } from "./ml/vocabulary.ts";
 import { loadMountedNer } from "./ner/mounted/load.ts";
 import { OnnxPersonNameFinder } from "./ner/person-model.ts";
 
@@ -45,29 +44,23 @@ type Session = OpenedSession & { name: string; file: string };
 /** The built-in models of `dir`, each opened once and only when first asked for. */
 function builtInModels(dir: string, preference: ProviderPreference) {
   const opened = new Map<string, Promise<Session & { spec: ModelSpec; vocabulary?: WordVocabulary }>>();
-  // Models trained with word vectors share one vocabulary file (and one clusters file); each is read once.
+  // Models trained with word vectors share one vocabulary file; it is read once.
   const vocabularies = new Map<string, Promise<WordVocabulary>>();
-  const clusterFiles = new Map<string, Promise<WordClusters>>();
-  const vocabularyOf = async (spec: ModelSpec): Promise<WordVocabulary | undefined> => {
-    const words = spec.words;
-    if (!words) return undefined;
-    const key = `${words.file}@${spec.buckets}`;
+  const vocabularyOf = (spec: ModelSpec) => {
+    if (!spec.words) return Promise.resolve(undefined);
+    const key = `${spec.words.file}@${spec.buckets}`;
     let vocabulary = vocabularies.get(key);
     if (!vocabulary) {
-      vocabulary = readVocabulary(join(dir, words.file), spec.buckets);
+      vocabulary = readVocabulary(join(dir, spec.words.file), spec.buckets).then((v) => {
+        if (v.index.size !== spec.words?.count)
+          throw new Error(
+            `${spec.words?.file}: ${v.index.size} words, model ${spec.name} expects ${spec.words?.count}`,
+          );
+        return v;
+      });
       vocabularies.set(key, vocabulary);
     }
-    const v = await vocabulary;
-    if (v.index.size !== words.count)
-      throw new Error(`${words.file}: ${v.index.size} words, model ${spec.name} expects ${words.count}`);
-    if (!words.clusters) return v;
-    let clusters = clusterFiles.get(words.clusters);
-    if (!clusters) {
-      const file = join(dir, words.clusters);
-      clusters = readFile(file, "utf8").then((text) => parseClusters(text, v.index.size));
-      clusterFiles.set(words.clusters, clusters);
-    }
-    return { ...v, clusters: await clusters };
+    return vocabulary;
   };
   const open = (name: string) => {
     let model = opened.get(name);

@@ -7,11 +7,10 @@
  * held-out records' names are half unlisted) and the most frequent false findings. Recipes are
  * compared with it; it reads no held-out record.
  */
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { readModelSpec } from "../../src/ml/model-spec.ts";
 import { openSession, runBagModel } from "../../src/ml/session.ts";
-import { parseClusters, readVocabulary, type WordVocabulary } from "../../src/ml/vocabulary.ts";
+import { readVocabulary } from "../../src/ml/vocabulary.ts";
 import { decodeNames } from "../../src/ner/decode.ts";
 import { FEATURES_PER_TOKEN, tokenRows } from "../../src/ner/features.ts";
 import { type Gazetteer, nameGazetteer } from "../../src/ner/gazetteer.ts";
@@ -29,21 +28,7 @@ if (!dir) throw new Error("usage: ner-devcheck.ts <model dir> [sentences per tem
 const perTemplate = Number(process.argv[3] ?? 160);
 
 const spec = await readModelSpec(join(dir, "person-ner.json"));
-const words = spec.words ? await readVocabulary(join(dir, spec.words.file), spec.buckets) : undefined;
-// A model trained with word clusters reads them from the committed models folder when its own folder lacks them.
-const clustersFile = spec.words?.clusters;
-const vocabulary: WordVocabulary | undefined =
-  words && clustersFile
-    ? {
-        ...words,
-        clusters: parseClusters(
-          await readFile(join(dir, clustersFile), "utf8").catch(() =>
-            readFile(join(import.meta.dirname, "../../models", clustersFile), "utf8"),
-          ),
-          words.index.size,
-        ),
-      }
-    : words;
+const vocabulary = spec.words ? await readVocabulary(join(dir, spec.words.file), spec.buckets) : undefined;
 const { session } = await openSession(join(dir, "person-ner.onnx"), "cpu");
 const probabilities = (tokens: Token[], gazetteer: Gazetteer) =>
   runBagModel(

@@ -13,14 +13,7 @@ export const ModelSpec = z.object({
    * Pretrained word rows (src/ml/vocabulary.ts): the vocabulary file beside the model, one word per
    * line; word i is table row `buckets + i`.
    */
-  words: z
-    .object({
-      file: z.string(),
-      count: z.number().int().positive(),
-      /** The words' clusters (scripts/lib/word-clusters.ts), when the model's features read them. */
-      clusters: z.string().optional(),
-    })
-    .optional(),
+  words: z.object({ file: z.string(), count: z.number().int().positive() }).optional(),
   dims: z.number().int().positive(),
   labels: z.array(z.string()),
   /** "softmax" for one label per item (NER tags), "sigmoid" for independent labels. */

@@ -6,8 +6,6 @@
  * first names, a slur near its spelling variants), which the hashed rows cannot give.
  *
  * The file lists one word per line; word i is table row `offset + i` (the hashed rows come first).
- * A model may also read the words' clusters (scripts/lib/word-clusters.ts): a second file, one line
- * per word in the same order, `<fine> <coarse>`.
  */
 import { readFile } from "node:fs/promises";
 
@@ -15,36 +13,10 @@ export interface WordVocabulary {
   /** Table row of the file's first word: the model's hashed row count. */
   readonly offset: number;
   readonly index: ReadonlyMap<string, number>;
-  /** Each word's fine and coarse cluster, when the model reads them. */
-  readonly clusters?: WordClusters;
 }
 
-export interface WordClusters {
-  readonly fine: Uint16Array;
-  readonly coarse: Uint16Array;
-}
-
-export function vocabularyOf(
-  words: readonly string[],
-  offset: number,
-  clusters?: WordClusters,
-): WordVocabulary {
-  return { offset, index: new Map(words.map((w, i) => [w, i])), ...(clusters ? { clusters } : {}) };
-}
-
-export function parseClusters(text: string, words: number): WordClusters {
-  const lines = text.split("\n").filter((l) => l.length > 0);
-  if (lines.length !== words) throw new Error(`word clusters: ${lines.length} lines for ${words} words`);
-  const fine = new Uint16Array(words);
-  const coarse = new Uint16Array(words);
-  lines.forEach((line, i) => {
-    const [f, c] = line.split(" ").map(Number);
-    if (!Number.isInteger(f) || !Number.isInteger(c))
-      throw new Error(`word clusters: line ${i + 1} is "${line}"`);
-    fine[i] = f as number;
-    coarse[i] = c as number;
-  });
-  return { fine, coarse };
+export function vocabularyOf(words: readonly string[], offset: number): WordVocabulary {
+  return { offset, index: new Map(words.map((w, i) => [w, i])) };
 }
 
 export async function readVocabulary(path: string, offset: number): Promise<WordVocabulary> {
@@ -56,15 +28,4 @@ export async function readVocabulary(path: string, offset: number): Promise<Word
 export function wordRow(vocabulary: WordVocabulary, word: string): number | undefined {
   const i = vocabulary.index.get(word);
   return i === undefined ? undefined : vocabulary.offset + i;
-}
-
-/** The fine and coarse cluster of `word` (lower case), or undefined without clusters or the word. */
-export function wordCluster(
-  vocabulary: WordVocabulary,
-  word: string,
-): { fine: number; coarse: number } | undefined {
-  const i = vocabulary.index.get(word);
-  const clusters = vocabulary.clusters;
-  if (i === undefined || !clusters) return undefined;
-  return { fine: clusters.fine[i] ?? 0, coarse: clusters.coarse[i] ?? 0 };
 }

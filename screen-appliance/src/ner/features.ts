@@ -4,22 +4,16 @@
  * words, places, weekdays and months, organisations, nationality words, words that end an organisation's name), and the same cues for the two
  * tokens either side. A model trained with word vectors also reads, as one more row, the token's
  * pretrained word row (src/ml/vocabulary.ts): a name the training text never used still lands near
- * the names it did. When the vocabulary also holds the words' clusters, the token and its neighbours
- * add hashed features of their fine and coarse clusters (`clusterFeatures`): the word row is the
- * same wherever a word stands, the neighbours' clusters say what stands around it (a first-name
- * cluster before a surname-like word, a club-city cluster after "in"). The list is the model's contract: training and inference both call `tokenRows`,
+ * the names it did. The list is the model's contract: training and inference both call `tokenRows`,
  * and changing a feature means retraining.
  */
 import { featureRow } from "../ml/hash.ts";
-import { type WordVocabulary, wordCluster, wordRow } from "../ml/vocabulary.ts";
+import { type WordVocabulary, wordRow } from "../ml/vocabulary.ts";
 import type { Gazetteer } from "./gazetteer.ts";
 import type { Token } from "./tokenize.ts";
 
-/**
- * Hashed feature rows per token: 32 word, shape and lexicon features, then the cluster features of a
- * vocabulary with clusters. Shorter feature lists are padded with row 0, which adds nothing.
- */
-const HASHED_PER_TOKEN = 44;
+/** Hashed feature rows per token; shorter feature lists are padded with row 0. */
+const HASHED_PER_TOKEN = 32;
 
 /** Rows per token: the hashed features, then the pretrained word row (row 0 without one). */
 export const FEATURES_PER_TOKEN = HASHED_PER_TOKEN + 1;
@@ -60,24 +54,11 @@ interface TokenCue {
   word: string;
   shape: string;
   gaz: string;
-  /** The word's fine and coarse cluster; OUT_OF_VOCABULARY for a word the vocabulary lacks. */
-  fine: string;
-  coarse: string;
 }
 
-/** The cluster of a word the vocabulary lacks (or of every word, without clusters). */
-const OUT_OF_VOCABULARY = "-";
+const NONE: TokenCue = { lower: "<none>", word: "<none>", shape: "<none>", gaz: "-" };
 
-const NONE: TokenCue = {
-  lower: "<none>",
-  word: "<none>",
-  shape: "<none>",
-  gaz: "-",
-  fine: "<none>",
-  coarse: "<none>",
-};
-
-function cue(token: Token | undefined, gazetteer: Gazetteer, vocabulary?: WordVocabulary): TokenCue {
+function cue(token: Token | undefined, gazetteer: Gazetteer): TokenCue {
   if (!token) return NONE;
   const lower = token.text.toLowerCase();
   let gaz = "";
@@ -91,15 +72,7 @@ function cue(token: Token | undefined, gazetteer: Gazetteer, vocabulary?: WordVo
   if (gazetteer.demonyms.has(lower)) gaz += "D";
   if (gazetteer.orgWords.has(lower)) gaz += "K";
   gaz ||= "-";
-  const cluster = vocabulary && wordCluster(vocabulary, lower);
-  return {
-    lower: token.text === "\n" ? "<nl>" : lower,
-    word: lower,
-    shape: shape(token.text),
-    gaz,
-    fine: cluster ? String(cluster.fine) : OUT_OF_VOCABULARY,
-    coarse: cluster ? String(cluster.coarse) : OUT_OF_VOCABULARY,
-  };
+  return { lower: token.text === "\n" ? "<nl>" : lower, word: lower, shape: shape(token.text), gaz };
 }
 
 /** The feature strings of token `i`; `cues` may hold the tokens' cues computed once for the text. */
@@ -155,29 +128,6 @@ export function tokenFeatures(
   ];
 }
 
-/**
- * The cluster features of token `i`: `own` is its cue, `cues` its neighbours' (which may differ from
- * the token's own cue in training, see `tokenRows`).
- */
-function clusterFeatures(own: TokenCue, cues: readonly TokenCue[], i: number): string[] {
-  const p1 = cues[i - 1] ?? NONE;
-  const n1 = cues[i + 1] ?? NONE;
-  return [
-    `cf=${own.fine}`,
-    `cc=${own.coarse}`,
-    `cfs=${own.fine}|${own.shape}`,
-    `cfg=${own.fine}|${own.gaz}`,
-    `cf-1=${p1.fine}`,
-    `cf+1=${n1.fine}`,
-    `cc-1=${p1.coarse}`,
-    `cc+1=${n1.coarse}`,
-    `cc-1cc+1=${p1.coarse}|${n1.coarse}`,
-    `cc-1ccc+1=${p1.coarse}|${own.coarse}|${n1.coarse}`,
-    `cf-1s=${p1.fine}|${own.shape}`,
-    `scf+1=${own.shape}|${n1.fine}`,
-  ];
-}
-
 /** Stands for a word's identity in the features of a token treated as never seen. */
 const UNSEEN = "\u0000unseen";
 
@@ -193,10 +143,6 @@ const UNSEEN = "\u0000unseen";
  * `vocabulary`: each token whose lowercased word it lists also gets that word's pretrained row, the
  * last of its rows. An unseen token keeps it: a name the model never saw still has its pretrained
  * vector at inference, and that is what the model should learn to read.
- *
- * With clusters in the vocabulary, an unseen token keeps its own cluster features for the same
- * reason. `unseenNeighbourClusters` says whether its neighbours' features still read its clusters
- * ("kept") or every feature that reads them becomes row 0, as its identity features do ("hidden").
  */
 export function tokenRows(
   tokens: readonly Token[],
@@ -204,21 +150,12 @@ export function tokenRows(
   buckets: number,
   unseen?: ReadonlySet<number>,
   vocabulary?: WordVocabulary,
-  unseenNeighbourClusters: "kept" | "hidden" = "kept",
 ): Int32Array {
   const rows = new Int32Array(tokens.length * FEATURES_PER_TOKEN);
-  const plain = tokens.map((t) => cue(t, gazetteer, vocabulary));
-  const hide = unseenNeighbourClusters === "hidden";
-  const cues = unseen
-    ? plain.map((c, i) =>
-        unseen.has(i) ? { ...c, lower: UNSEEN, ...(hide ? { fine: UNSEEN, coarse: UNSEEN } : {}) } : c,
-      )
-    : plain;
-  const clusters = vocabulary?.clusters !== undefined;
+  const plain = tokens.map((t) => cue(t, gazetteer));
+  const cues = unseen ? plain.map((c, i) => (unseen.has(i) ? { ...c, lower: UNSEEN } : c)) : plain;
   for (let i = 0; i < tokens.length; i++) {
     const features = tokenFeatures(tokens, i, gazetteer, cues);
-    // The token's own clusters come from its plain cue: an unseen word keeps them.
-    if (clusters) features.push(...clusterFeatures(plain[i] as TokenCue, cues, i));
     for (let k = 0; k < Math.min(features.length, HASHED_PER_TOKEN); k++) {
       const feature = features[k] as string;
       rows[i * FEATURES_PER_TOKEN + k] =
