@@ -25,7 +25,7 @@ import { fitIsotonic } from "./lib/calibration.ts";
 import { biasRows, type LabeledText, rocAuc, toxicityRows } from "./lib/classifier-data.ts";
 import { roundToFloat16 } from "./lib/float16.ts";
 import { toOnnx } from "./lib/onnx-writer.ts";
-import { loadWordVectors } from "./lib/word-vectors.ts";
+import { loadWordVectors, writeWordList } from "./lib/word-vectors.ts";
 
 const MODELS = process.env.CLS_OUT ?? join(import.meta.dirname, "../models");
 const BUCKETS = 1 << 17;
@@ -50,7 +50,7 @@ const MAX_POSITIVE_WEIGHT = Number(process.env.CLS_MAX_POSITIVE_WEIGHT ?? 4);
 const USE_WORDS = process.env.CLS_WORDS !== "0";
 const wordVectors = USE_WORDS ? loadWordVectors() : undefined;
 const vocabulary = wordVectors ? vocabularyOf(wordVectors.words, BUCKETS) : undefined;
-if (wordVectors) writeFileSync(join(MODELS, "words.txt"), `${wordVectors.words.join("\n")}\n`);
+const words = wordVectors ? writeWordList(MODELS, wordVectors) : undefined;
 
 function train(name: string, labels: readonly string[], rows: LabeledText[], epochs: number): void {
   const started = Date.now();
@@ -116,7 +116,7 @@ function train(name: string, labels: readonly string[], rows: LabeledText[], epo
   const spec: ModelSpec = {
     name,
     buckets: BUCKETS,
-    ...(wordVectors ? { words: { file: "words.txt", count: wordVectors.words.length } } : {}),
+    ...(words ? { words } : {}),
     dims: DIMS * ENSEMBLE,
     labels: [...labels],
     output: "sigmoid",

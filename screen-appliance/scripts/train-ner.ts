@@ -28,7 +28,7 @@ import { NameHoldout } from "./lib/name-holdout.ts";
 import { tuneThresholds } from "./lib/ner-thresholds.ts";
 import { toOnnx } from "./lib/onnx-writer.ts";
 import { type LabeledSentence, PiiSentenceGenerator } from "./lib/pii-generator.ts";
-import { loadWordVectors, WORD_VECTOR_COUNT } from "./lib/word-vectors.ts";
+import { loadWordVectors, writeWordList } from "./lib/word-vectors.ts";
 
 const MODELS = process.env.NER_OUT ?? join(import.meta.dirname, "../models");
 const BUCKETS = 1 << Number(process.env.NER_BUCKET_BITS ?? 17);
@@ -58,7 +58,7 @@ const UNSEEN_SHARE = Number(process.env.NER_UNSEEN_SHARE ?? 0.3);
 const MIN_DEV_PRECISION = Number(process.env.NER_MIN_DEV_PRECISION ?? 0.9);
 /** Pretrained word vectors (features.ts, `vocabulary`); `NER_WORDS=0` trains without them. */
 const WORDS = process.env.NER_WORDS !== "0";
-const wordVectors = WORDS ? loadWordVectors(WORD_VECTOR_COUNT) : undefined;
+const wordVectors = WORDS ? loadWordVectors() : undefined;
 const vocabulary = wordVectors ? vocabularyOf(wordVectors.words, BUCKETS) : undefined;
 
 const started = Date.now();
@@ -157,11 +157,11 @@ const onnxBytes = toOnnx(
   `PERSON_NAME token classifier (O, B-PERSON, I-PERSON) over hashed features${wordVectors ? " and pretrained word rows" : ""}`,
 );
 writeFileSync(join(MODELS, "person-ner.onnx"), onnxBytes);
-if (wordVectors) writeFileSync(join(MODELS, "words.txt"), `${wordVectors.words.join("\n")}\n`);
+const words = wordVectors ? writeWordList(MODELS, wordVectors) : undefined;
 const spec: ModelSpec = {
   name: "person-ner",
   buckets: BUCKETS,
-  ...(wordVectors ? { words: { file: "words.txt", count: wordVectors.words.length } } : {}),
+  ...(words ? { words } : {}),
   dims: DIMS * ENSEMBLE,
   labels: [...TAGS],
   output: "softmax",

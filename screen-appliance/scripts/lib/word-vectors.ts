@@ -8,8 +8,10 @@
  * `limit`; each vector is scaled to unit length, so rare words (whose GloVe vectors are short) count
  * as much as common ones.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { join } from "node:path";
+import type { ModelSpec } from "../../src/ml/model-spec.ts";
 
 /**
  * Words every model reads, the same list for all (they share models/words.txt): GloVe's 200,000 most
@@ -51,4 +53,16 @@ export function loadWordVectors(limit = WORD_VECTOR_COUNT): WordVectors {
     for (let k = 0; k < width; k++) vectors[i * width + k] = (v[k] ?? 0) * s;
   });
   return { words, vectors, width };
+}
+
+/** The shared vocabulary file every model trained with word vectors names. */
+const WORDS_FILE = "words.txt";
+
+/**
+ * Writes `dir`/words.txt (the same bytes whichever training script writes it) and returns the
+ * spec's `words` entry for a model trained with `wordVectors`.
+ */
+export function writeWordList(dir: string, wordVectors: WordVectors): NonNullable<ModelSpec["words"]> {
+  writeFileSync(join(dir, WORDS_FILE), `${wordVectors.words.join("\n")}\n`);
+  return { file: WORDS_FILE, count: wordVectors.words.length };
 }

@@ -29,6 +29,8 @@ export class OnnxTextScorer<T extends string> implements BatchTextScorer<T> {
     readonly spec: ModelSpec,
     private readonly vocabulary?: WordVocabulary,
   ) {
+    if (spec.words && !vocabulary)
+      throw new Error(`${spec.name}: trained with word vectors, no vocabulary given`);
     this.curves = spec.labels.map((label) => spec.calibration?.[label]);
   }
 
