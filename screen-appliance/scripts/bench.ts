@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { base, en, Faker } from "@faker-js/faker";
@@ -18,6 +18,8 @@ const PORT = Number(process.env.BENCH_PORT ?? 18080);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 15);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4);
 const PROVIDER = process.env.SCREEN_EXECUTION_PROVIDER ?? "cpu";
+/** Linux's USER_HZ: /proc reports CPU time in these ticks. */
+const CLOCK_TICKS = 100;
 
 /** Roughly 1 KB of customer-service text with names, contacts and numbers in it. */
 function texts(count: number): string[] {
@@ -124,7 +126,9 @@ try {
       ],
     });
   await run(3); // warm-up: JIT, ONNX Runtime allocations
+  const cpuBefore = processCpuSeconds(server.pid);
   const result = await run(DURATION);
+  const cpuAfter = processCpuSeconds(server.pid);
   const non2xx = result.non2xx + result.errors;
   console.log(`screening appliance benchmark: POST /screen, 1 KB texts, all detectors, numbered redaction`);
   console.log(
@@ -135,9 +139,27 @@ try {
   );
   console.log(`requests/s: ${result.requests.average.toFixed(0)}`);
   console.log(`latency p50: ${result.latency.p50} ms, p99: ${result.latency.p99} ms`);
+  // The appliance's own CPU per request, all its threads: steadier than requests/s on a shared host.
+  if (cpuBefore !== undefined && cpuAfter !== undefined && result.requests.total > 0)
+    console.log(
+      `appliance CPU per request: ${(((cpuAfter - cpuBefore) * 1000) / result.requests.total).toFixed(2)} ms`,
+    );
   if (non2xx > 0) process.exitCode = 1;
 } finally {
   await stop(server);
+}
+
+/** User plus system CPU seconds of a process so far, from /proc (Linux); undefined elsewhere. */
+function processCpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    // Fields after the command's closing parenthesis; utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Ends the appliance and waits for it to exit. */

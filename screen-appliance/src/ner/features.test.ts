@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { vocabularyOf } from "../ml/vocabulary.ts";
-import { FEATURES_PER_TOKEN, tokenRows } from "./features.ts";
+import { featureRow } from "../ml/hash.ts";
+import { FEATURES_PER_TOKEN, tokenFeatures, tokenRows, UNSEEN_WORD } from "./features.ts";
 import { nameGazetteer } from "./gazetteer.ts";
 import { tokenize } from "./tokenize.ts";
 
@@ -39,5 +40,31 @@ describe("name model features", () => {
     expect(unseen[1]).toBe(0);
     expect(seen[1]).not.toBe(0);
     expect(unseen.filter((r) => r === 0).length).toBeGreaterThan(seen.filter((r) => r === 0).length);
+  });
+
+  it("hash each token's feature strings, as listed by tokenFeatures, to its rows", () => {
+    const texts = [
+      "Dr. O'Brien-Smith met Zoë Łukasiewicz in Gdańsk on Friday.\nCall 555-0100!",
+      "東京で会いましょう, said Jean-Luc. She's here: ALL CAPS, mixed123 and a tab\tend",
+      "x",
+    ];
+    for (const text of texts) {
+      const tokens = tokenize(text);
+      // Training hides some words' identity: the features naming them read as padding instead.
+      for (const unseen of [undefined, new Set([1, 4])]) {
+        const rows = tokenRows(tokens, gazetteer, BUCKETS, unseen);
+        tokens.forEach((_, i) => {
+          const expected = tokenFeatures(tokens, i, gazetteer, unseen).map((f) =>
+            f.includes(UNSEEN_WORD) ? 0 : featureRow(f, BUCKETS),
+          );
+          expect([...rows.subarray(i * FEATURES_PER_TOKEN, (i + 1) * FEATURES_PER_TOKEN - 1)]).toEqual(
+            expected,
+          );
+        });
+        // Beyond each token's padded word row (no vocabulary here), the hidden words' features are 0.
+        if (unseen && tokens.length > 4)
+          expect(rows.filter((r) => r === 0).length).toBeGreaterThan(tokens.length);
+      }
+    }
   });
 });

@@ -7,16 +7,10 @@
  * the names it did. The list is the model's contract: training and inference both call `tokenRows`,
  * and changing a feature means retraining.
  */
-import { featureRow } from "../ml/hash.ts";
+import { FNV1A_START, fnv1aUpdate, hashedRow } from "../ml/hash.ts";
 import { type WordVocabulary, wordRow } from "../ml/vocabulary.ts";
 import type { Gazetteer } from "./gazetteer.ts";
 import type { Token } from "./tokenize.ts";
-
-/** Hashed feature rows per token; shorter feature lists are padded with row 0. */
-const HASHED_PER_TOKEN = 32;
-
-/** Rows per token: the hashed features, then the pretrained word row (row 0 without one). */
-export const FEATURES_PER_TOKEN = HASHED_PER_TOKEN + 1;
 
 /** "McDonald" -> "XxXx", "42" -> "d", "N." parts -> "X": runs of the same class collapse. */
 export function shape(word: string): string {
@@ -47,6 +41,7 @@ export function shape(word: string): string {
   return out;
 }
 
+/** What the features read of one token, computed once per distinct token text. */
 interface TokenCue {
   /** The word's identity in features ("<nl>" for a line break). */
   lower: string;
@@ -54,13 +49,51 @@ interface TokenCue {
   word: string;
   shape: string;
   gaz: string;
+  p2: string;
+  p3: string;
+  x2: string;
+  x3: string;
+  x4: string;
+  len: string;
+  /** "true" when the token ends a sentence or line, so the next token starts one. */
+  breaks: string;
 }
 
-const NONE: TokenCue = { lower: "<none>", word: "<none>", shape: "<none>", gaz: "-" };
+type CueField = keyof TokenCue;
 
-function cue(token: Token | undefined, gazetteer: Gazetteer): TokenCue {
-  if (!token) return NONE;
-  const lower = token.text.toLowerCase();
+/** The cue fields in the order of the arrays `tokenRows` reads (by index: faster than by name). */
+const CUE_FIELDS: readonly CueField[] = [
+  "lower",
+  "word",
+  "shape",
+  "gaz",
+  "p2",
+  "p3",
+  "x2",
+  "x3",
+  "x4",
+  "len",
+  "breaks",
+];
+const LOWER = CUE_FIELDS.indexOf("lower");
+const WORD = CUE_FIELDS.indexOf("word");
+
+const NONE: TokenCue = {
+  lower: "<none>",
+  word: "<none>",
+  shape: "<none>",
+  gaz: "-",
+  p2: "<n",
+  p3: "<no",
+  x2: "e>",
+  x3: "ne>",
+  x4: "one>",
+  len: "6",
+  breaks: "true",
+};
+
+function cue(text: string, gazetteer: Gazetteer): TokenCue {
+  const lower = text.toLowerCase();
   let gaz = "";
   if (gazetteer.first.has(lower)) gaz += "F";
   if (gazetteer.last.has(lower)) gaz += "L";
@@ -72,67 +105,214 @@ function cue(token: Token | undefined, gazetteer: Gazetteer): TokenCue {
   if (gazetteer.demonyms.has(lower)) gaz += "D";
   if (gazetteer.orgWords.has(lower)) gaz += "K";
   gaz ||= "-";
-  return { lower: token.text === "\n" ? "<nl>" : lower, word: lower, shape: shape(token.text), gaz };
+  return {
+    lower: text === "\n" ? "<nl>" : lower,
+    word: lower,
+    shape: shape(text),
+    gaz,
+    p2: lower.slice(0, 2),
+    p3: lower.slice(0, 3),
+    x2: lower.slice(-2),
+    x3: lower.slice(-3),
+    x4: lower.slice(-4),
+    len: String(Math.min(lower.length, 12)),
+    breaks: String(/[\n.!?:]/.test(text)),
+  };
 }
 
-/** The feature strings of token `i`; `cues` may hold the tokens' cues computed once for the text. */
+/**
+ * The features of a token, in row order: each is its name and the cue fields it reads, a field of
+ * the token at an offset from it. Its string is `name=part|part...` ("bias" alone has no parts).
+ */
+const FEATURES: readonly (readonly [
+  name: string,
+  parts: readonly (readonly [offset: number, field: CueField])[],
+])[] = [
+  ["bias", []],
+  ["w", [[0, "lower"]]],
+  ["s", [[0, "shape"]]],
+  ["g", [[0, "gaz"]]],
+  [
+    "gs",
+    [
+      [0, "gaz"],
+      [0, "shape"],
+    ],
+  ],
+  ["p2", [[0, "p2"]]],
+  ["p3", [[0, "p3"]]],
+  ["x2", [[0, "x2"]]],
+  ["x3", [[0, "x3"]]],
+  ["x4", [[0, "x4"]]],
+  ["len", [[0, "len"]]],
+  // Whether the token starts a line or sentence, with its shape: capitals there say less.
+  [
+    "start",
+    [
+      [-1, "breaks"],
+      [0, "shape"],
+    ],
+  ],
+  ["w-1", [[-1, "lower"]]],
+  ["w-2", [[-2, "lower"]]],
+  ["w+1", [[1, "lower"]]],
+  ["w+2", [[2, "lower"]]],
+  ["s-1", [[-1, "shape"]]],
+  ["s+1", [[1, "shape"]]],
+  ["g-1", [[-1, "gaz"]]],
+  ["g+1", [[1, "gaz"]]],
+  ["g-2", [[-2, "gaz"]]],
+  ["g+2", [[2, "gaz"]]],
+  [
+    "w-1w",
+    [
+      [-1, "lower"],
+      [0, "lower"],
+    ],
+  ],
+  [
+    "ww+1",
+    [
+      [0, "lower"],
+      [1, "lower"],
+    ],
+  ],
+  [
+    "w-2w-1",
+    [
+      [-2, "lower"],
+      [-1, "lower"],
+    ],
+  ],
+  [
+    "w+1w+2",
+    [
+      [1, "lower"],
+      [2, "lower"],
+    ],
+  ],
+  [
+    "s-1ss+1",
+    [
+      [-1, "shape"],
+      [0, "shape"],
+      [1, "shape"],
+    ],
+  ],
+  [
+    "g-1gg+1",
+    [
+      [-1, "gaz"],
+      [0, "gaz"],
+      [1, "gaz"],
+    ],
+  ],
+  [
+    "w-1s",
+    [
+      [-1, "lower"],
+      [0, "shape"],
+    ],
+  ],
+  [
+    "sw+1",
+    [
+      [0, "shape"],
+      [1, "lower"],
+    ],
+  ],
+  [
+    "g-1s",
+    [
+      [-1, "gaz"],
+      [0, "shape"],
+    ],
+  ],
+  [
+    "gs+1",
+    [
+      [0, "shape"],
+      [1, "gaz"],
+    ],
+  ],
+];
+
+/** Hashed feature rows per token: one per feature. */
+const HASHED_PER_TOKEN = FEATURES.length;
+
+/** Rows per token: the hashed features, then the pretrained word row (row 0 without one). */
+export const FEATURES_PER_TOKEN = HASHED_PER_TOKEN + 1;
+
+/** Each feature's hash state after `name=` (or after "bias"), so rows hash only the parts. */
+const FEATURE_STATES = Int32Array.from(FEATURES, ([name, parts]) =>
+  fnv1aUpdate(FNV1A_START, parts.length ? `${name}=` : name),
+);
+/** The features' parts flattened: feature k's are PART_OFFSET/PART_FIELD[PARTS_END[k-1]..PARTS_END[k]). */
+const PART_OFFSET = Int32Array.from(FEATURES.flatMap(([, parts]) => parts.map(([offset]) => offset)));
+const PART_FIELD = Int32Array.from(
+  FEATURES.flatMap(([, parts]) => parts.map(([, field]) => CUE_FIELDS.indexOf(field))),
+);
+const PARTS_END = Int32Array.from(
+  FEATURES.map((_, k) => FEATURES.slice(0, k + 1).reduce((n, [, parts]) => n + parts.length, 0)),
+);
+const BAR = "|".charCodeAt(0);
+
+/** A token's cue fields in CUE_FIELDS order. */
+type CueValues = readonly string[];
+const valuesOf = (c: TokenCue): CueValues => CUE_FIELDS.map((field) => c[field]);
+const NONE_VALUES = valuesOf(NONE);
+
+// Cues of the token texts seen so far, per gazetteer: most texts repeat most of their words.
+const CUE_CACHE_LIMIT = 100_000;
+const cueCaches = new WeakMap<Gazetteer, Map<string, CueValues>>();
+
+function cuesOf(tokens: readonly Token[], gazetteer: Gazetteer): CueValues[] {
+  let cache = cueCaches.get(gazetteer);
+  if (!cache) {
+    cache = new Map();
+    cueCaches.set(gazetteer, cache);
+  }
+  return tokens.map(({ text }) => {
+    let values = cache.get(text);
+    if (!values) {
+      if (cache.size >= CUE_CACHE_LIMIT) cache.clear();
+      values = valuesOf(cue(text, gazetteer));
+      cache.set(text, values);
+    }
+    return values;
+  });
+}
+
+/** Stands for a word's identity in the features of a token treated as never seen. */
+export const UNSEEN_WORD = "\u0000unseen";
+
+function hide(cues: CueValues[], unseen: ReadonlySet<number> | undefined): CueValues[] {
+  if (!unseen) return cues;
+  return cues.map((c, i) => (unseen.has(i) ? c.map((v, f) => (f === LOWER ? UNSEEN_WORD : v)) : c));
+}
+
+/**
+ * The feature strings of token `i`, in row order: what `tokenRows` hashes. The words of `unseen`
+ * read as UNSEEN_WORD, and a feature naming one is padding in `tokenRows`.
+ */
 export function tokenFeatures(
   tokens: readonly Token[],
   i: number,
   gazetteer: Gazetteer,
-  cues: readonly TokenCue[] = tokens.map((t) => cue(t, gazetteer)),
+  unseen?: ReadonlySet<number>,
 ): string[] {
-  const here = tokens[i];
-  if (!here) return [];
-  const c = cues[i] ?? NONE;
-  const p1 = cues[i - 1] ?? NONE;
-  const p2 = cues[i - 2] ?? NONE;
-  const n1 = cues[i + 1] ?? NONE;
-  const n2 = cues[i + 2] ?? NONE;
-  const w = c.lower;
-  const a = c.word;
-  const lineStart = !tokens[i - 1] || /[\n.!?:]/.test(tokens[i - 1]?.text ?? "");
-  return [
-    "bias",
-    `w=${w}`,
-    `s=${c.shape}`,
-    `g=${c.gaz}`,
-    `gs=${c.gaz}|${c.shape}`,
-    `p2=${a.slice(0, 2)}`,
-    `p3=${a.slice(0, 3)}`,
-    `x2=${a.slice(-2)}`,
-    `x3=${a.slice(-3)}`,
-    `x4=${a.slice(-4)}`,
-    `len=${Math.min(a.length, 12)}`,
-    `start=${lineStart}|${c.shape}`,
-    `w-1=${p1.lower}`,
-    `w-2=${p2.lower}`,
-    `w+1=${n1.lower}`,
-    `w+2=${n2.lower}`,
-    `s-1=${p1.shape}`,
-    `s+1=${n1.shape}`,
-    `g-1=${p1.gaz}`,
-    `g+1=${n1.gaz}`,
-    `g-2=${p2.gaz}`,
-    `g+2=${n2.gaz}`,
-    `w-1w=${p1.lower}|${w}`,
-    `ww+1=${w}|${n1.lower}`,
-    `w-2w-1=${p2.lower}|${p1.lower}`,
-    `w+1w+2=${n1.lower}|${n2.lower}`,
-    `s-1ss+1=${p1.shape}|${c.shape}|${n1.shape}`,
-    `g-1gg+1=${p1.gaz}|${c.gaz}|${n1.gaz}`,
-    `w-1s=${p1.lower}|${c.shape}`,
-    `sw+1=${c.shape}|${n1.lower}`,
-    `g-1s=${p1.gaz}|${c.shape}`,
-    `gs+1=${c.shape}|${n1.gaz}`,
-  ];
+  if (!tokens[i]) return [];
+  const cues = hide(cuesOf(tokens, gazetteer), unseen);
+  const field = (offset: number, name: CueField) =>
+    (cues[i + offset] ?? NONE_VALUES)[CUE_FIELDS.indexOf(name)];
+  return FEATURES.map(([name, parts]) =>
+    parts.length ? `${name}=${parts.map(([offset, f]) => field(offset, f)).join("|")}` : name,
+  );
 }
 
-/** Stands for a word's identity in the features of a token treated as never seen. */
-const UNSEEN = "\u0000unseen";
-
 /**
- * The [tokens, FEATURES_PER_TOKEN] row matrix of a tokenised text, row-major.
+ * The [tokens, FEATURES_PER_TOKEN] row matrix of a tokenised text, row-major: each feature string of
+ * `tokenFeatures` hashed to its row, without building the strings (the hash runs over the parts).
  *
  * `unseen` (training only): token indices whose word is treated as one the model never saw.
  * Every feature built from that word's identity (its own `w=`, the pairs it is part of, the
@@ -152,18 +332,29 @@ export function tokenRows(
   vocabulary?: WordVocabulary,
 ): Int32Array {
   const rows = new Int32Array(tokens.length * FEATURES_PER_TOKEN);
-  const plain = tokens.map((t) => cue(t, gazetteer));
-  const cues = unseen ? plain.map((c, i) => (unseen.has(i) ? { ...c, lower: UNSEEN } : c)) : plain;
+  const plain = cuesOf(tokens, gazetteer);
+  const cues = hide(plain, unseen);
   for (let i = 0; i < tokens.length; i++) {
-    const features = tokenFeatures(tokens, i, gazetteer, cues);
-    for (let k = 0; k < Math.min(features.length, HASHED_PER_TOKEN); k++) {
-      const feature = features[k] as string;
-      rows[i * FEATURES_PER_TOKEN + k] =
-        unseen && feature.includes(UNSEEN) ? 0 : featureRow(feature, buckets);
+    const base = i * FEATURES_PER_TOKEN;
+    let from = 0;
+    for (let k = 0; k < HASHED_PER_TOKEN; k++) {
+      let h = FEATURE_STATES[k] as number;
+      let hidden = false;
+      const to = PARTS_END[k] as number;
+      for (let j = from; j < to; j++) {
+        const value = (cues[i + (PART_OFFSET[j] as number)] ?? NONE_VALUES)[
+          PART_FIELD[j] as number
+        ] as string;
+        if (value === UNSEEN_WORD) hidden = true;
+        if (j > from) h = Math.imul(h ^ BAR, 0x01000193);
+        h = fnv1aUpdate(h, value);
+      }
+      from = to;
+      rows[base + k] = hidden ? 0 : hashedRow(h >>> 0, buckets);
     }
     if (vocabulary) {
-      const row = wordRow(vocabulary, (plain[i] as TokenCue).word);
-      if (row !== undefined) rows[i * FEATURES_PER_TOKEN + HASHED_PER_TOKEN] = row;
+      const row = wordRow(vocabulary, (plain[i] as CueValues)[WORD] as string);
+      if (row !== undefined) rows[base + HASHED_PER_TOKEN] = row;
     }
   }
   return rows;
