@@ -132,14 +132,15 @@ try {
   const non2xx = result.non2xx + result.errors;
   console.log(`screening appliance benchmark: POST /screen, 1 KB texts, all detectors, numbered redaction`);
   console.log(
-    `execution provider: ${health.executionProvider}; host: ${cpus().length} cores, ${cpus()[0]?.model ?? "?"}`,
+    `execution provider: ${health.executionProvider}; SCREEN_WORKERS=${process.env.SCREEN_WORKERS ?? "auto"}; host: ${cpus().length} cores, ${cpus()[0]?.model ?? "?"}`,
   );
   console.log(
     `${CONNECTIONS} connections for ${DURATION} s; ${result.requests.total} requests, ${non2xx} errors or non-2xx`,
   );
   console.log(`requests/s: ${result.requests.average.toFixed(0)}`);
   console.log(`latency p50: ${result.latency.p50} ms, p99: ${result.latency.p99} ms`);
-  // The appliance's own CPU per request, all its threads: steadier than requests/s on a shared host.
+  // The appliance's own CPU per request, all its processes and threads: steadier than requests/s on
+  // a shared host.
   if (cpuBefore !== undefined && cpuAfter !== undefined && result.requests.total > 0)
     console.log(
       `appliance CPU per request: ${(((cpuAfter - cpuBefore) * 1000) / result.requests.total).toFixed(2)} ms`,
@@ -149,14 +150,20 @@ try {
   await stop(server);
 }
 
-/** User plus system CPU seconds of a process so far, from /proc (Linux); undefined elsewhere. */
+/**
+ * User plus system CPU seconds so far of a process and its live descendants (the appliance's
+ * worker processes), from /proc (Linux); undefined elsewhere.
+ */
 function processCpuSeconds(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
     // Fields after the command's closing parenthesis; utime and stime are the 12th and 13th.
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    let seconds = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/);
+    for (const child of children.filter(Boolean)) seconds += processCpuSeconds(Number(child)) ?? 0;
+    return seconds;
   } catch {
     return undefined;
   }

@@ -43,6 +43,8 @@ export interface AppDeps extends ScreenDeps {
   license: () => LicenseState;
   runtime: RuntimeInfo;
   metrics: Metrics;
+  /** The text of `GET /metrics`; by default `metrics`' registry (a worker gathers every worker's). */
+  metricsText?: () => Promise<string>;
   maxBodyBytes: number;
 }
 
@@ -91,7 +93,8 @@ export function createApp(deps: AppDeps) {
 
   app.get("/metrics", async (c) => {
     deps.metrics.licenseValid.set(deps.license().status === "valid" ? 1 : 0);
-    return c.body(await deps.metrics.registry.metrics(), 200, {
+    const text = deps.metricsText ?? (() => deps.metrics.registry.metrics());
+    return c.body(await text(), 200, {
       "content-type": deps.metrics.registry.contentType,
     });
   });

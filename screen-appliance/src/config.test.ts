@@ -11,7 +11,17 @@ describe("configuration", () => {
       SCREEN_LICENSE_PUBLIC_KEY: BUILT_IN_LICENSE_PUBLIC_KEY,
       SCREEN_MAX_BODY_BYTES: 1048576,
       SCREEN_EXECUTION_PROVIDER: "auto",
+      SCREEN_WORKERS: "auto",
     });
+  });
+
+  it("reads SCREEN_WORKERS as a process count or auto, and names it when it is neither", () => {
+    expect(parseConfig({ SCREEN_WORKERS: "2" }).SCREEN_WORKERS).toBe(2);
+    expect(parseConfig({ SCREEN_WORKERS: "auto" }).SCREEN_WORKERS).toBe("auto");
+    expect(() => parseConfig({ SCREEN_WORKERS: "many" })).toThrow(
+      'SCREEN_WORKERS: expected "auto" or a whole number of processes from 1 to 256',
+    );
+    expect(() => parseConfig({ SCREEN_WORKERS: "0" })).toThrow("SCREEN_WORKERS: expected");
   });
 
   it("reads overrides from the environment", () => {

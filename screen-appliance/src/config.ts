@@ -21,6 +21,23 @@ const Env = z.object({
     .int()
     .positive()
     .default(1024 * 1024),
+  /**
+   * Serving processes: a number, or `auto` for one per CPU the appliance may use (its cgroup quota
+   * counts), one on CUDA. Each loads its own models.
+   */
+  SCREEN_WORKERS: z
+    .string()
+    .default("auto")
+    .transform((value, ctx): number | "auto" => {
+      if (value === "auto") return "auto";
+      const count = Number(value);
+      if (Number.isInteger(count) && count >= 1 && count <= 256) return count;
+      ctx.addIssue({
+        code: "custom",
+        message: 'expected "auto" or a whole number of processes from 1 to 256',
+      });
+      return z.NEVER;
+    }),
   /** `auto` tries CUDA and falls back to CPU; `cpu` skips the CUDA attempt. */
   SCREEN_EXECUTION_PROVIDER: z.enum(["auto", "cuda", "cpu"]).default("auto"),
   /** Folder holding the `.onnx` models; defaults to the models shipped in the package. */

@@ -1,73 +1,20 @@
 /**
- * Node entry: `npm run start:screen`. Reads the configuration and the license, loads the models on
- * CUDA or CPU, and serves on PORT (8080). A bad license does not stop the start: `/health` and the
- * 503 answers say what is wrong.
+ * Node entry: `npm run start:screen`. Reads the configuration and serves (src/server.ts), in this
+ * process or, with more than one CPU, in worker processes this one supervises (SCREEN_WORKERS,
+ * src/http/workers.ts). The supervisor loads neither models nor license.
  */
-import { createApp } from "./app.ts";
-import { describeMounted } from "./classify/mounted/load.ts";
 import { parseConfig } from "./config.ts";
-import { serveApp } from "./http/serve.ts";
-import { licenseStateAt, loadLicense } from "./license/license.ts";
-import { createMetrics } from "./metrics.ts";
-import { DEFAULT_MODEL_DIR, loadModels } from "./models.ts";
+import { cpuLimit, runsWorkers, superviseWorkers } from "./http/workers.ts";
 
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
-  const license = await loadLicense(config.SCREEN_LICENSE_PATH, config.SCREEN_LICENSE_PUBLIC_KEY);
-  const current = licenseStateAt(license, new Date());
-  console.log(
-    current.status === "valid"
-      ? `[screen] license valid for ${current.license.customer} until ${current.license.expires}`
-      : `[screen] license ${current.status}: ${current.reason}; /screen and /reveal will answer 503`,
-  );
-
-  const models = await loadModels(
-    config.SCREEN_MODEL_DIR ?? DEFAULT_MODEL_DIR,
-    config.SCREEN_EXECUTION_PROVIDER,
-    {
-      nerModelDir: config.SCREEN_NER_MODEL_DIR,
-      biasModelDir: config.SCREEN_BIAS_MODEL_DIR,
-      toxicityModelDir: config.SCREEN_TOXICITY_MODEL_DIR,
-    },
-  );
-  const names = models.runtime.personNameModel;
-  console.log(
-    names.source === "mounted"
-      ? `[screen] PERSON_NAME model: mounted ${names.name} from ${names.directory} (${names.tokenizerModel} tokenizer, ${names.maxTokens} tokens per window, person labels ${names.personLabels.join(" ")})`
-      : `[screen] PERSON_NAME model: built-in ${names.file}`,
-  );
-  for (const [family, info] of [
-    ["bias", models.runtime.biasModel],
-    ["toxicity", models.runtime.toxicityModel],
-  ] as const) {
-    // Ignored labels are named here, once, rather than on every request.
-    console.log(
-      `[screen] ${family} model: ${info.source === "mounted" ? describeMounted(info) : `built-in ${info.file}`}`,
-    );
+  const cpus = cpuLimit();
+  if (runsWorkers(config.SCREEN_WORKERS, cpus)) {
+    superviseWorkers(config.SCREEN_WORKERS, cpus);
+    return;
   }
-  if (models.fallbackReason) console.log(`[screen] CUDA unavailable, using CPU: ${models.fallbackReason}`);
-  console.log(`[screen] execution provider: ${models.runtime.executionProvider}`);
-
-  const app = createApp({
-    ...models,
-    license: () => licenseStateAt(license, new Date()),
-    metrics: createMetrics({ defaults: true }),
-    maxBodyBytes: config.SCREEN_MAX_BODY_BYTES,
-  });
-  const { server, port } = await serveApp(app, {
-    port: config.PORT,
-    hostname: config.HOST,
-    maxBodyBytes: config.SCREEN_MAX_BODY_BYTES,
-  });
-  console.log(`[screen] listening on http://${config.HOST}:${port}`);
-
-  const stop = (signal: string) => {
-    console.log(`[screen] ${signal}: closing`);
-    setTimeout(() => process.exit(1), 10_000).unref();
-    server.close(() => process.exit(0));
-  };
-  process.on("SIGTERM", () => stop("SIGTERM"));
-  process.on("SIGINT", () => stop("SIGINT"));
+  const { serve } = await import("./server.ts");
+  await serve(config);
 }
 
 main().catch((err) => {
