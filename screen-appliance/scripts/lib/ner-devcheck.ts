@@ -19,7 +19,7 @@ import { readTemplates, templateSplit } from "./datasets.ts";
 import { NameHoldout, nameWords } from "./name-holdout.ts";
 import { type ScoredSentence, tuneThresholds } from "./ner-thresholds.ts";
 import { type LabeledSentence, PiiSentenceGenerator } from "./pii-generator.ts";
-import { add, type Counts, matchSpans, scores } from "./spans.ts";
+import { add, type Counts, matchSpans, type Span, scores } from "./spans.ts";
 
 /** train-ner's seed; its development generator takes SEED + 1. */
 const SEED = 20261122;
@@ -55,10 +55,13 @@ const best = tuneThresholds(scored, gazetteer, 0.9);
 
 const recall = { listed: [0, 0], unlisted: [0, 0] };
 const falseFindings = new Map<string, number>();
+/** Exact-match errors by kind, with examples (predicted / gold). */
+const errors = new Map<string, string[]>();
+const error = (kind: string, example: string) => errors.set(kind, [...(errors.get(kind) ?? []), example]);
 for (const { sentence, tokens, probs } of scored) {
-  const found = decodeNames(tokens, probs, best.threshold, best.continuation, gazetteer, best.unlisted).map(
-    (s) => sentence.text.slice(s.start, s.end),
-  );
+  const spans = decodeNames(tokens, probs, best.threshold, best.continuation, gazetteer, best.unlisted);
+  for (const [kind, example] of exactErrors(sentence.text, sentence.persons, spans)) error(kind, example);
+  const found = spans.map((s) => sentence.text.slice(s.start, s.end));
   const gold = sentence.persons.map((s) => sentence.text.slice(s.start, s.end));
   for (const f of found) if (!gold.includes(f)) falseFindings.set(f, (falseFindings.get(f) ?? 0) + 1);
   for (const g of gold) {
@@ -95,3 +98,48 @@ console.log(
 );
 const top = [...falseFindings].sort((x, y) => y[1] - x[1]).slice(0, 40);
 console.log(`false findings: ${top.map(([text, n]) => `${text} x${n}`).join(" | ")}`);
+console.log("exact-match errors by kind (predicted / gold):");
+for (const [kind, examples] of [...errors].sort((x, y) => y[1].length - x[1].length))
+  console.log(`  ${kind} ${examples.length}: ${examples.slice(0, 12).join(" | ")}`);
+
+/**
+ * The exact-match errors of one sentence: a prediction that overlaps no gold name ("false"), one
+ * that overlaps a gold name with other boundaries ("longer", "shorter", "shifted"; "split" when
+ * several predictions share one gold name, "merged" when one covers several), and a gold name no
+ * prediction overlaps ("missed"). Boundaries are compared after the evaluation's trimming.
+ */
+function exactErrors(text: string, goldSpans: Span[], predicted: Span[]): [string, string][] {
+  const gold = goldSpans.map((s) => trimmed(text, s));
+  const found = predicted.map((s) => trimmed(text, s));
+  const overlaps = (a: Span, b: Span) => a.start < b.end && b.start < a.end;
+  const same = (a: Span, b: Span) => a.start === b.start && a.end === b.end;
+  const show = (s: Span) => JSON.stringify(text.slice(s.start, s.end));
+  const out: [string, string][] = [];
+  for (const p of found) {
+    if (gold.some((g) => same(g, p))) continue;
+    const hit = gold.filter((g) => overlaps(g, p));
+    const g = hit[0];
+    if (!g) out.push(["false", show(p)]);
+    else if (hit.length > 1) out.push(["merged", `${show(p)} / ${hit.map(show).join(" + ")}`]);
+    else if (found.filter((q) => overlaps(g, q)).length > 1) out.push(["split", `${show(p)} / ${show(g)}`]);
+    else {
+      const kind =
+        p.start <= g.start && p.end >= g.end
+          ? "longer"
+          : p.start >= g.start && p.end <= g.end
+            ? "shorter"
+            : "shifted";
+      out.push([kind, `${show(p)} / ${show(g)}`]);
+    }
+  }
+  for (const g of gold) if (!found.some((p) => overlaps(g, p))) out.push(["missed", show(g)]);
+  return out;
+}
+
+/** A span without surrounding whitespace and punctuation, as `matchSpans` compares them exactly. */
+function trimmed(text: string, span: Span): Span {
+  let { start, end } = span;
+  while (start < end && /[\s.,;:!?"'()]/u.test(text[start] ?? "")) start++;
+  while (end > start && /[\s,;:!?"'()]/u.test(text[end - 1] ?? "")) end--;
+  return { start, end };
+}
