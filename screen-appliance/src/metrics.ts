@@ -32,6 +32,8 @@ export function createMetrics({ defaults = false } = {}) {
       name: "screen_license_valid",
       help: "1 while the license is valid, 0 otherwise",
       registers: [registry],
+      // Across worker processes (src/http/workers.ts): 1 only while every worker holds a valid one.
+      aggregator: "min",
     }),
   };
 }

@@ -134,6 +134,8 @@ describe("worker processes", () => {
     );
     expect(screened.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(await screenedTotal(port)).toBe(20);
+    // A gauge keeps its meaning when the workers' metrics are added up.
+    expect((await send(port, "GET", "/metrics")).text).toMatch(/^screen_license_valid 1$/m);
 
     // A killed worker takes its counts with it: what is left shows both had served.
     const [first] = await workerPids(pid);

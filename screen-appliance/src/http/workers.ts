@@ -205,6 +205,8 @@ export function metricsText(registry: Registry): () => Promise<string> {
     else if (message.type === "screen:metrics-gather")
       registry
         .getMetricsAsJSON()
+        // A registry that cannot be read adds nothing rather than holding up every /metrics.
+        .catch((): MetricsJson => [])
         .then((metrics) =>
           process.send?.({ type: "screen:metrics-part", id: message.id, metrics } satisfies WorkerMessage),
         );
