@@ -9,7 +9,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cpuLimit, workerCount } from "../src/http/workers.ts";
+import { cpuLimit, workerCount, workerThreads } from "../src/http/workers.ts";
 import { licenseText, vendorPublicPem } from "./helpers.ts";
 
 const APPLIANCE = join(import.meta.dirname, "..");
@@ -200,5 +200,12 @@ describe("worker count", () => {
     expect(workerCount("auto", "cuda", 8)).toBe(1);
     expect(workerCount("auto", "cpu", 8)).toBe(8);
     expect(workerCount(3, "cuda", 8)).toBe(3);
+  });
+
+  it("gives each worker its share of the CPUs for a mounted model's runs", () => {
+    expect(workerThreads("auto", 8)).toBe(1);
+    expect(workerThreads(2, 8)).toBe(4);
+    expect(workerThreads(3, 8)).toBe(2);
+    expect(workerThreads(16, 8)).toBe(1);
   });
 });

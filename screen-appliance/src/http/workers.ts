@@ -74,6 +74,15 @@ export function workerCount(setting: WorkerSetting, executionProvider: string, c
   return executionProvider.includes("cuda") ? 1 : cpus;
 }
 
+/**
+ * The CPU threads each worker may give one run of a large (mounted) model: on `auto` the workers are
+ * one per CPU (or one on CUDA, where CPU threads do not matter), so one each; otherwise the CPUs
+ * shared out.
+ */
+export function workerThreads(setting: WorkerSetting, cpus: number): number {
+  return setting === "auto" ? 1 : Math.max(1, Math.floor(cpus / setting));
+}
+
 /** Whether `main` should supervise workers rather than serve in this process. */
 export function runsWorkers(setting: WorkerSetting, cpus: number): boolean {
   return cluster.isPrimary && (setting === "auto" ? cpus > 1 : setting > 1);
@@ -130,7 +139,11 @@ export function superviseWorkers(setting: WorkerSetting, cpus: number, log = con
 
   const start = () => {
     // Workers after the first leave the start-up lines to it.
-    const worker = cluster.fork({ SCREEN_WORKER_QUIET: ready.size > 0 ? "1" : "" });
+    // SCREEN_WORKER_THREADS is read by src/ml/session.ts.
+    const worker = cluster.fork({
+      SCREEN_WORKER_QUIET: ready.size > 0 ? "1" : "",
+      SCREEN_WORKER_THREADS: String(workerThreads(setting, cpus)),
+    });
     worker.on("message", (message: WorkerMessage) => {
       if (message.type === "screen:ready") {
         ready.add(worker);

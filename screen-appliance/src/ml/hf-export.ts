@@ -7,7 +7,7 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { type OpenedSession, openSession, type ProviderPreference } from "./session.ts";
+import { type OpenedSession, openSession, type ProviderPreference, workerThreadShare } from "./session.ts";
 
 export type Json = Record<string, unknown>;
 
@@ -146,10 +146,13 @@ export function modelName(config: Json, directory: string): string {
   return String(architectures[0] ?? directory.split(/[\\/]/).at(-1));
 }
 
-/** Opens the graph on the preferred provider, all CPU cores when on CPU (a transformer gains from them). */
+/**
+ * Opens the graph on the preferred provider. On CPU a transformer gains from several threads per
+ * run: every core when the process serves alone, its share of them in a worker process.
+ */
 export async function openExport(file: string, preference: ProviderPreference): Promise<OpenedSession> {
   try {
-    return await openSession(file, preference, { cpuThreads: 0 });
+    return await openSession(file, preference, { cpuThreads: workerThreadShare() ?? 0 });
   } catch (err) {
     throw new Error(
       `${file} cannot be opened by ONNX Runtime: ${err instanceof Error ? err.message : String(err)}`,

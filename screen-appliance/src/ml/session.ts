@@ -22,6 +22,15 @@ export interface SessionOptions {
   cpuThreads?: number;
 }
 
+/**
+ * The CPU threads this process may give one run when it is one of several worker processes: the
+ * supervisor (src/http/workers.ts) sets SCREEN_WORKER_THREADS for each worker it starts.
+ */
+export function workerThreadShare(): number | undefined {
+  const share = Number(process.env.SCREEN_WORKER_THREADS);
+  return Number.isInteger(share) && share >= 1 ? share : undefined;
+}
+
 export async function openSession(
   path: string,
   preference: ProviderPreference,
