@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { vocabularyOf } from "../ml/vocabulary.ts";
 import { featureRow } from "../ml/hash.ts";
+import { vocabularyOf } from "../ml/vocabulary.ts";
 import { FEATURES_PER_TOKEN, tokenFeatures, tokenRows, UNSEEN_WORD } from "./features.ts";
 import { nameGazetteer } from "./gazetteer.ts";
 import { tokenize } from "./tokenize.ts";
