@@ -73,6 +73,37 @@ describe("name decoding", () => {
     }
   });
 
+  it("drops a span that is part of a known multi-word place with the words beside it", () => {
+    const g = nameGazetteer();
+    // Known places of two or three words, one of them a listed first name ("Saint Martin").
+    const phrases = [...g.places]
+      .filter((p) => /^[\p{L}]+(?: [\p{L}]+){1,2}$/u.test(p))
+      .filter((p) => p.split(" ").some((w) => g.first.has(w)))
+      .slice(0, 8);
+    expect(phrases.length).toBe(8);
+    for (const phrase of phrases) {
+      const words = phrase.split(" ").map(capitalise);
+      const at = words.findIndex((w) => g.first.has(w.toLowerCase()));
+      const p = [0, 0, ...words.map((_, i) => (i === at ? 0.95 : 0)), 0];
+      expect(names(`we visited ${words.join(" ")} today`, p, 0.5, 0.2, true)).toEqual([]);
+    }
+    // The same name beside words that make no known place stays.
+    expect(names("we visited Martin Okafor today", [0, 0, 0.95, 0, 0], 0.5, 0.2, true)).toEqual([
+      "Martin Okafor",
+    ]);
+    expect(names("Saint Martin", [0, 0.95], 0.5, 0.2, true)).toEqual([]);
+  });
+
+  it("widens a lower-case name to a lower-case neighbour of five letters or more that is no English word", () => {
+    expect(names("we met connie abramowitz today", [0, 0, 0, 0.9, 0], 0.5, 0.2, true)).toEqual([
+      "connie abramowitz",
+    ]);
+    expect(names("met toby rønning today", [0, 0.9, 0, 0], 0.5, 0.2, true)).toEqual(["toby rønning"]);
+    // A common word and a short one ("asap", "tmrw") stay out.
+    expect(names("ask toby again", [0, 0.9, 0], 0.5, 0.2, true)).toEqual(["toby"]);
+    expect(names("call toby asap", [0, 0.9, 0], 0.5, 0.2, true)).toEqual(["toby"]);
+  });
+
   it("drops a lone common word that opens a sentence but keeps it inside a name", () => {
     expect(names("Spin costs rose", [0.9, 0, 0], 0.5, 0.2, true)).toEqual([]);
     expect(names("said Spin Okafor", [0, 0.9, 0.9], 0.5, 0.2, true)).toEqual(["Spin Okafor"]);

@@ -92,6 +92,9 @@ export function decodeNames(
 
 const MAX_NAME_TOKENS = 4;
 const CAPITALISED = /^\p{Lu}[\p{Ll}\p{M}]+(?:[-'’]\p{Lu}?[\p{Ll}\p{M}]+)*$/u;
+/** A lower-case word (the name's side), and one of five or more letters (the neighbour's). */
+const LOWER_CASE = /^\p{Ll}[\p{Ll}\p{M}]*(?:[-'’][\p{Ll}\p{M}]+)*$/u;
+const LOWER_WORD = /^\p{Ll}[\p{Ll}\p{M}]{4,}(?:[-'’][\p{Ll}\p{M}]+)*$/u;
 
 /**
  * The model often finds one word of a two-word name ("Toshimi" of "Toshimi Arata"). A neighbour
@@ -99,7 +102,9 @@ const CAPITALISED = /^\p{Lu}[\p{Ll}\p{M}]+(?:[-'’]\p{Lu}?[\p{Ll}\p{M}]+)*$/u;
  * organisation's name or a known non-name, joins the name when it is no common English word
  * (surnames and many first names are too varied for any list; "Call Ana" stays apart because
  * "call" is a common word), or when the word before the pair is a listed first name ("John
- * Smith", "Janet Burns", "Crystal Murdock": common words that are names here).
+ * Smith", "Janet Burns", "Crystal Murdock": common words that are names here). Next to a
+ * lower-case name word, a lower-case neighbour of five or more letters that is in neither English
+ * word list joins ("connie abramowitz", "toby rønning").
  */
 function widenToNeighbours(
   tokens: readonly Token[],
@@ -108,11 +113,16 @@ function widenToNeighbours(
 ): void {
   const lower = (t: Token | undefined) => t?.text.toLowerCase() ?? "";
   const joins = (left: Token | undefined, right: Token | undefined, candidate: Token | undefined) => {
-    if (!left || !right || !candidate || right.start - left.end !== 1 || !CAPITALISED.test(candidate.text))
-      return false;
+    if (!left || !right || !candidate || right.start - left.end !== 1) return false;
     const c = lower(candidate);
     if (gazetteer.honorifics.has(c) || gazetteer.orgWords.has(c) || isKnownNonName(c, gazetteer))
       return false;
+    const inName = candidate === left ? right : left;
+    // In lower-case text a name's other word is lower case too ("connie abramowitz"); short
+    // words ("asap", "tmrw") are left out, as chat abbreviations are no English word either.
+    if (LOWER_CASE.test(inName.text) && LOWER_WORD.test(candidate.text))
+      return !gazetteer.words.has(c) && !gazetteer.vocabulary.has(c);
+    if (!CAPITALISED.test(candidate.text)) return false;
     // A common word joins after a listed first name ("John Smith") or as one before the name ("Crystal Murdock").
     return !gazetteer.words.has(c) || gazetteer.first.has(lower(left));
   };

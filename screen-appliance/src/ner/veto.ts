@@ -4,7 +4,8 @@
  *
  * - every word of the span is a known place, weekday, month, organisation or product that no
  *   name list holds, or a nationality word ("Friday", "Gdańsk", "Swedish"), or the span is a known
- *   multi-word place or organisation ("Costa Rica");
+ *   multi-word place or organisation ("Costa Rica") or part of one with the words beside it on its
+ *   line ("Martin" of "Saint Martin");
  * - one capitalised common word that opens a sentence and is in no name list ("Spin costs went up");
  * - one lower-case word that is an English word ("the riff and ..."): without a capital there is
  *   no evidence of a name beyond the context;
@@ -52,14 +53,29 @@ export function isKnownNonName(word: string, gazetteer: Gazetteer): boolean {
   );
 }
 
-/** The span is a known place or organisation phrase ("Costa Rica"), or every word of it is a known non-name. */
+/** Tokens a known phrase may reach beyond each end of a span ("Bonaire, Sint Eustatius and Saba"). */
+const MAX_PHRASE_REACH = 3;
+
+/**
+ * The span is a known place or organisation phrase ("Costa Rica"), or lies inside one on its line
+ * ("Martin" of "Saint Martin", "Wallis" of "Wallis and Futuna"), or every word of it is a known
+ * non-name.
+ */
 function onlyKnownNonNames(tokens: readonly Token[], span: Span, gazetteer: Gazetteer): boolean {
-  const phrase = tokens
-    .slice(span.first, span.last + 1)
-    .map((t) => t.text.toLowerCase())
-    .join(" ");
-  if (span.last > span.first && (gazetteer.places.has(phrase) || gazetteer.organisations.has(phrase)))
-    return true;
+  const phrase = (from: number, to: number) =>
+    tokens
+      .slice(from, to + 1)
+      .map((t) => t.text.toLowerCase())
+      .join(" ");
+  const known = (p: string) => gazetteer.places.has(p) || gazetteer.organisations.has(p);
+  if (span.last > span.first && known(phrase(span.first, span.last))) return true;
+  for (let from = span.first; from >= Math.max(0, span.first - MAX_PHRASE_REACH); from--) {
+    if (from < span.first && tokens[from]?.text === "\n") break;
+    for (let to = span.last; to <= Math.min(tokens.length - 1, span.last + MAX_PHRASE_REACH); to++) {
+      if (to > span.last && tokens[to]?.text === "\n") break;
+      if ((from < span.first || to > span.last) && known(phrase(from, to))) return true;
+    }
+  }
   let words = 0;
   for (let i = span.first; i <= span.last; i++) {
     const text = tokens[i]?.text ?? "";
