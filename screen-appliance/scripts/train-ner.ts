@@ -47,7 +47,17 @@ const PER_DEV_TEMPLATE = Number(process.env.NER_DEV_PER_TEMPLATE ?? 160);
  */
 const ENSEMBLE = Number(process.env.NER_ENSEMBLE ?? 3);
 const EPOCHS = Number(process.env.NER_EPOCHS ?? 4);
-const SEED = 20261122;
+/**
+ * Seed of the training sentences, the hidden-word draw and the members. `NER_SEED` trains the same
+ * recipe from another seed, to tell a recipe's effect on the development figures from a seed's.
+ * 20261322 was chosen on development among three seeds of the recipe with the group words in the
+ * nationality list (span F2 at P >= 0.90 / lexicon-blind, lib/ner-devcheck.ts: 20261122 0.9687 /
+ * 0.8964, 20261222 0.9689 / 0.9024, 20261322 0.9701 / 0.9148; the recipe before, same seeds:
+ * 0.9709 / 0.9079, 0.9687 / 0.9049, 0.9668 / 0.8973).
+ */
+const SEED = Number(process.env.NER_SEED ?? 20261322);
+/** The development sentences' seed, the same whatever SEED, as lib/ner-devcheck.ts scores them. */
+const DEV_SEED = 20261123;
 /**
  * Share of training tokens whose word identity is hidden, as for a word never seen (the pretrained
  * word row stays). With word vectors, development span F2 at P >= 0.90 over 3,360 sentences: 0.2:
@@ -65,7 +75,7 @@ const started = Date.now();
 const templates = readTemplates();
 const holdout = new NameHoldout();
 const generator = new PiiSentenceGenerator(SEED, "train", holdout);
-const devGenerator = new PiiSentenceGenerator(SEED + 1, "dev", holdout);
+const devGenerator = new PiiSentenceGenerator(DEV_SEED, "dev", holdout);
 const train: LabeledSentence[] = [];
 const dev: LabeledSentence[] = [];
 templates.forEach((template, index) => {
