@@ -7,7 +7,7 @@ import { createApp } from "./app.ts";
 import { describeMounted } from "./classify/mounted/load.ts";
 import type { ScreenConfig } from "./config.ts";
 import { serveApp } from "./http/serve.ts";
-import { metricsText, quietWorker, workerReady } from "./http/workers.ts";
+import { metricsText, quietWorker, workerLoaded, workerReady } from "./http/workers.ts";
 import { licenseStateAt, loadLicense } from "./license/license.ts";
 import { createMetrics } from "./metrics.ts";
 import { DEFAULT_MODEL_DIR, loadModels } from "./models.ts";
@@ -58,6 +58,7 @@ export async function serve(config: ScreenConfig): Promise<void> {
     metricsText: metricsText(metrics.registry),
     maxBodyBytes: config.SCREEN_MAX_BODY_BYTES,
   });
+  await workerLoaded(models.runtime.executionProvider);
   const { server, port } = await serveApp(app, {
     port: config.PORT,
     hostname: config.HOST,
@@ -72,5 +73,5 @@ export async function serve(config: ScreenConfig): Promise<void> {
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
-  workerReady(models.runtime.executionProvider, () => stop("supervisor gone"));
+  workerReady(() => stop("supervisor gone"));
 }

@@ -120,20 +120,22 @@ describe("worker processes", () => {
     const { child, output, exited } = await start({ PORT: String(port), SCREEN_WORKERS: "2" });
     const pid = child.pid as number;
     await until("two workers", async () => ((await workerPids(pid)).length === 2 ? true : undefined));
-    await until("both listening", async () =>
-      output.stdout.includes("2 worker processes") ? true : undefined,
-    );
+    // The port opens once both workers have their models: requests sent as soon as it answers
+    // are shared between them (checked below by killing one).
     await until("health", async () =>
       (await send(port, "GET", "/health")).status === 200 ? true : undefined,
     );
-    // The start-up lines come once, from the first worker.
-    expect(output.stdout.match(/listening on/g)).toHaveLength(1);
-
+    expect(await workerPids(pid)).toHaveLength(2);
     const screened = await Promise.all(
       Array.from({ length: 20 }, () => send(port, "POST", "/screen", { data: "Call Ann Smith at 555-0100" })),
     );
     expect(screened.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(await screenedTotal(port)).toBe(20);
+    await until("the log line", async () =>
+      output.stdout.includes("[screen] 2 worker processes listening (SCREEN_WORKERS=2)") ? true : undefined,
+    );
+    // The start-up lines come once, from the first worker.
+    expect(output.stdout.match(/listening on/g)).toHaveLength(1);
     // A gauge keeps its meaning when the workers' metrics are added up.
     expect((await send(port, "GET", "/metrics")).text).toMatch(/^screen_license_valid 1$/m);
 

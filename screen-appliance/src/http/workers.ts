@@ -5,9 +5,10 @@
  * through `node:cluster`. Each worker loads its own models (about 450 MB resident each).
  *
  * The primary process only supervises:
- * - it starts one worker and waits until it listens; on `auto`, that worker's execution provider
- *   decides the count: on CUDA one process feeds the GPU, on CPU one per core (the cgroup's CPU
- *   quota counts, so a container limited to 2 CPUs on a big host runs 2);
+ * - it starts one worker and waits until it has loaded its models; on `auto`, that worker's
+ *   execution provider decides the count: on CUDA one process feeds the GPU, on CPU one per core
+ *   (the cgroup's CPU quota counts, so a container limited to 2 CPUs on a big host runs 2); the
+ *   workers listen once they all have their models, so early connections do not all land on one;
  * - a worker that fails before it listens stops the whole appliance with exit code 1 (its error is
  *   already on stderr), rather than restarting into the same error; one that dies later is replaced;
  * - SIGTERM and SIGINT go to every worker, which closes its connections and exits;
@@ -32,7 +33,10 @@ type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
 
 /** Messages between the primary and its workers. */
 type WorkerMessage =
-  | { type: "screen:ready"; executionProvider: string }
+  // A worker has its models; it listens once the primary says so.
+  | { type: "screen:loaded"; executionProvider: string }
+  | { type: "screen:listen" }
+  | { type: "screen:ready" }
   // A worker asks for every worker's metrics; the primary answers with their text.
   | { type: "screen:metrics-request"; id: number }
   | { type: "screen:metrics"; id: number; text?: string; error?: string }
@@ -90,6 +94,8 @@ export function runsWorkers(setting: WorkerSetting, cpus: number): boolean {
 
 /** The primary: starts, replaces and stops the workers; never serves requests itself. */
 export function superviseWorkers(setting: WorkerSetting, cpus: number, log = console.log): void {
+  /** Workers that have their models, and those that listen. */
+  const loaded = new Set<Worker>();
   const ready = new Set<Worker>();
   const gatherings = new Map<number, { waiting: Set<Worker>; parts: MetricsJson[]; done: () => void }>();
   let nextGathering = 0;
@@ -138,19 +144,26 @@ export function superviseWorkers(setting: WorkerSetting, cpus: number, log = con
   };
 
   const start = () => {
-    // Workers after the first leave the start-up lines to it.
-    // SCREEN_WORKER_THREADS is read by src/ml/session.ts.
+    // Workers after the first leave the start-up lines to it. SCREEN_WORKER_THREADS is read by
+    // src/ml/session.ts.
     const worker = cluster.fork({
-      SCREEN_WORKER_QUIET: ready.size > 0 ? "1" : "",
+      SCREEN_WORKER_QUIET: loaded.size > 0 ? "1" : "",
       SCREEN_WORKER_THREADS: String(workerThreads(setting, cpus)),
     });
     worker.on("message", (message: WorkerMessage) => {
-      if (message.type === "screen:ready") {
-        ready.add(worker);
+      if (message.type === "screen:loaded") {
+        loaded.add(worker);
         if (target === undefined) {
           target = workerCount(setting, message.executionProvider, cpus);
           for (let i = 1; i < target; i++) start();
         }
+        // The port opens when every worker can take connections, so none piles up on the first;
+        // a replacement listens as soon as it has its models.
+        if (started) worker.send({ type: "screen:listen" } satisfies WorkerMessage);
+        else if (loaded.size === target)
+          for (const w of loaded) w.send({ type: "screen:listen" } satisfies WorkerMessage);
+      } else if (message.type === "screen:ready") {
+        ready.add(worker);
         if (!started && ready.size === target) {
           started = true;
           log(
@@ -171,6 +184,7 @@ export function superviseWorkers(setting: WorkerSetting, cpus: number, log = con
       }
     });
     worker.on("exit", (code, signal) => {
+      loaded.delete(worker);
       const wasReady = ready.delete(worker);
       // A gathering does not wait for a worker that is gone.
       for (const gathering of gatherings.values()) if (gathering.waiting.delete(worker)) gathering.done();
@@ -195,10 +209,27 @@ export function superviseWorkers(setting: WorkerSetting, cpus: number, log = con
   start();
 }
 
+/**
+ * In a worker, once its models are loaded: tells the primary and resolves when the primary says to
+ * listen (when every worker has its models). Alone, resolves at once.
+ */
+export function workerLoaded(executionProvider: string): Promise<void> {
+  if (!cluster.isWorker) return Promise.resolve();
+  return new Promise((resolve) => {
+    const listen = (message: WorkerMessage) => {
+      if (message.type !== "screen:listen") return;
+      process.off("message", listen);
+      resolve();
+    };
+    process.on("message", listen);
+    process.send?.({ type: "screen:loaded", executionProvider } satisfies WorkerMessage);
+  });
+}
+
 /** In a worker: tells the primary it listens, and leaves when the primary is gone. */
-export function workerReady(executionProvider: string, stop: () => void): void {
+export function workerReady(stop: () => void): void {
   if (!cluster.isWorker) return;
-  process.send?.({ type: "screen:ready", executionProvider } satisfies WorkerMessage);
+  process.send?.({ type: "screen:ready" } satisfies WorkerMessage);
   process.once("disconnect", stop);
 }
 
