@@ -252,9 +252,8 @@ const PART_OFFSET = Int32Array.from(FEATURES.flatMap(([, parts]) => parts.map(([
 const PART_FIELD = Int32Array.from(
   FEATURES.flatMap(([, parts]) => parts.map(([, field]) => CUE_FIELDS.indexOf(field))),
 );
-const PARTS_END = Int32Array.from(
-  FEATURES.map((_, k) => FEATURES.slice(0, k + 1).reduce((n, [, parts]) => n + parts.length, 0)),
-);
+let partsSoFar = 0;
+const PARTS_END = Int32Array.from(FEATURES, ([, parts]) => (partsSoFar += parts.length));
 /** A token's cue fields in CUE_FIELDS order. */
 type CueValues = readonly string[];
 const valuesOf = (c: TokenCue): CueValues => CUE_FIELDS.map((field) => c[field]);

@@ -68,12 +68,12 @@ function onlyKnownNonNames(tokens: readonly Token[], span: Span, gazetteer: Gaze
       .map((t) => t.text.toLowerCase())
       .join(" ");
   const known = (p: string) => gazetteer.places.has(p) || gazetteer.organisations.has(p);
-  if (span.last > span.first && known(phrase(span.first, span.last))) return true;
+  // The span itself, then the phrases reaching beyond it on its line; one word alone is no phrase.
   for (let from = span.first; from >= Math.max(0, span.first - MAX_PHRASE_REACH); from--) {
     if (from < span.first && tokens[from]?.text === "\n") break;
     for (let to = span.last; to <= Math.min(tokens.length - 1, span.last + MAX_PHRASE_REACH); to++) {
       if (to > span.last && tokens[to]?.text === "\n") break;
-      if ((from < span.first || to > span.last) && known(phrase(from, to))) return true;
+      if (to > from && known(phrase(from, to))) return true;
     }
   }
   let words = 0;
