@@ -18,6 +18,7 @@ import type { ClassifierModelInfo } from "../src/app.ts";
 import { describeMounted } from "../src/classify/mounted/load.ts";
 import type { BatchTextScorer } from "../src/classify/text-scorer.ts";
 import type { BiasType, ToxicityType } from "../src/detect/types.ts";
+import { BOOTSTRAP_DRAWS, bootstrapInterval, formatInterval, type Interval } from "./lib/bootstrap.ts";
 import { contrastResult, expectedCalibrationError, levelRates } from "./lib/calibration.ts";
 import { type LabeledText, rocAuc } from "./lib/classifier-data.ts";
 import { contrastPairs } from "./lib/contrast.ts";
@@ -95,7 +96,7 @@ export async function evaluateClassifier(
   // A mixed set can be separated by telling the sources apart (templated positives against tweet
   // negatives), so the goal is judged on the lowest of the whole set's AUC and each source's own.
   console.log(
-    "type                   positives  AUC all  lowest (goal)           | >=0.4: P      R      F1    | >=0.7: P      R      F1",
+    "type                   positives  AUC all (95% interval)  lowest (goal)           | >=0.4: P      R      F1    | >=0.7: P      R      F1",
   );
   for (const { type, set, scores } of measured) {
     const y = set.map((r) => r.label as number);
@@ -108,10 +109,14 @@ export async function evaluateClassifier(
         .filter((a) => !Number.isNaN(a)),
     );
     const goal = AUC_GOAL[type] ?? DEFAULT_AUC_GOAL;
+    const interval = aucInterval(scores, y);
     console.log(
-      `${type.padEnd(22)} ${String(positives).padStart(9)}  ${fmt(auc)}   ${fmt(lowest)} (>=${goal.toFixed(2)} ${met(lowest >= goal)}) |   ${prf(scores, y, 0.4)}  |   ${prf(scores, y, 0.7)}`,
+      `${type.padEnd(22)} ${String(positives).padStart(9)}  ${fmt(auc)} (${formatInterval(interval)})   ${fmt(lowest)} (>=${goal.toFixed(2)} ${met(lowest >= goal)}) |   ${prf(scores, y, 0.4)}  |   ${prf(scores, y, 0.7)}`,
     );
   }
+  console.log(
+    `95% interval: percentile bootstrap of the whole set's AUC, rows drawn with replacement, ${BOOTSTRAP_DRAWS} draws`,
+  );
 
   console.log(
     `\n${name} calibration: ECE of the reported score (10 equal-width bins), observed positive rate per level (LOW < 0.4 <= MEDIUM < 0.7 <= HIGH)`,
@@ -141,6 +146,16 @@ export async function evaluateClassifier(
       `${type.padEnd(22)} ${String(contrast.pairs).padStart(5)}  ${fmt(contrast.harmfulHigher)} (>=${PAIR_GOAL.toFixed(2)} ${met(contrast.harmfulHigher >= PAIR_GOAL)}) |  ${fmt(contrast.harmfulFlagged)} (>=${FLAGGED_GOAL.toFixed(2)} ${met(contrast.harmfulFlagged >= FLAGGED_GOAL)}) |  ${fmt(contrast.benignFlagged)}`,
     );
   }
+}
+
+/** The bootstrap interval of the ROC AUC of `scores` against `y`. */
+function aucInterval(scores: readonly number[], y: readonly number[]): Interval {
+  return bootstrapInterval(scores.length, (indices) =>
+    rocAuc(
+      Array.from(indices, (i) => scores[i] as number),
+      Array.from(indices, (i) => y[i] as number),
+    ),
+  );
 }
 
 /** ROC AUC over the rows of one source; NaN when the source lacks either class. */

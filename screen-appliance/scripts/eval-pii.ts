@@ -15,6 +15,7 @@ import {
   postalAddressSpans,
   printInternationalAddresses,
 } from "./lib/address-templates.ts";
+import { BOOTSTRAP_DRAWS, bootstrapInterval, formatInterval, type Interval } from "./lib/bootstrap.ts";
 import { readPresidioRecords, readTemplates, templateSplit } from "./lib/datasets.ts";
 import { NameHoldout } from "./lib/name-holdout.ts";
 import { add, type Counts, matchSpans, scores } from "./lib/spans.ts";
@@ -45,6 +46,8 @@ export interface PiiRow {
   gold: number;
   exact: Counts;
   overlap: Counts;
+  /** The same counts per template, for the bootstrap intervals (templates are drawn whole). */
+  byTemplate: Map<number, { exact: Counts; overlap: Counts }>;
 }
 
 /**
@@ -81,7 +84,13 @@ export async function evaluatePii(names: PersonNameFinder, scope: "heldOut" | "a
   const rows = new Map<ClassificationType, PiiRow>(
     types.map((type) => [
       type,
-      { type, gold: 0, exact: { tp: 0, fp: 0, fn: 0 }, overlap: { tp: 0, fp: 0, fn: 0 } },
+      {
+        type,
+        gold: 0,
+        exact: { tp: 0, fp: 0, fn: 0 },
+        overlap: { tp: 0, fp: 0, fn: 0 },
+        byTemplate: new Map(),
+      },
     ]),
   );
   for (const record of records) {
@@ -93,9 +102,16 @@ export async function evaluatePii(names: PersonNameFinder, scope: "heldOut" | "a
           ? postalAddressSpans(record.text, record.spans)
           : record.spans.filter((s) => GOLD_TYPES[s.type] === type);
       const predicted = findings.filter((f) => f.type === type);
+      const exact = matchSpans(record.text, gold, predicted, true);
+      const overlap = matchSpans(record.text, gold, predicted, false);
       row.gold += gold.length;
-      row.exact = add(row.exact, matchSpans(record.text, gold, predicted, true));
-      row.overlap = add(row.overlap, matchSpans(record.text, gold, predicted, false));
+      row.exact = add(row.exact, exact);
+      row.overlap = add(row.overlap, overlap);
+      const template = row.byTemplate.get(record.templateId) ?? { exact: NO_COUNTS, overlap: NO_COUNTS };
+      row.byTemplate.set(record.templateId, {
+        exact: add(template.exact, exact),
+        overlap: add(template.overlap, overlap),
+      });
     }
   }
   return {
@@ -136,7 +152,28 @@ export function printPii(result: Awaited<ReturnType<typeof evaluatePii>>): void 
     "STREET_ADDRESS gold is one span per postal address: Presidio's street, unit, city, postcode and country " +
       "spans of one address are joined (scripts/lib/address-templates.ts)",
   );
+  console.log(
+    `F2 95% intervals (bootstrap: the ${result.templates} templates drawn with replacement, whole, ${BOOTSTRAP_DRAWS} draws), exact / overlap:`,
+  );
+  for (const row of result.rows) {
+    if (row.gold === 0) continue;
+    const exact = f2Interval(row, "exact");
+    const overlap = f2Interval(row, "overlap");
+    console.log(`  ${row.type.padEnd(25)} ${formatInterval(exact)} / ${formatInterval(overlap)}`);
+  }
   if (result.addresses.length > 0) printInternationalAddresses(result.addresses);
+}
+
+const NO_COUNTS: Counts = { tp: 0, fp: 0, fn: 0 };
+
+/** The F2 of a resample of whole templates: their counts summed. */
+function f2Interval(row: PiiRow, match: "exact" | "overlap"): Interval {
+  const templates = [...row.byTemplate.values()].map((t) => t[match]);
+  return bootstrapInterval(templates.length, (indices) => {
+    let total = NO_COUNTS;
+    for (const i of indices) total = add(total, templates[i] as Counts);
+    return total.tp + total.fn === 0 ? Number.NaN : scores(total).f2;
+  });
 }
 
 const fmt = (n: number) => n.toFixed(3).padStart(6);
