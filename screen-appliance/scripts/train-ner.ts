@@ -50,12 +50,12 @@ const EPOCHS = Number(process.env.NER_EPOCHS ?? 4);
 /**
  * Seed of the training sentences, the hidden-word draw and the members. `NER_SEED` trains the same
  * recipe from another seed, to tell a recipe's effect on the development figures from a seed's.
- * 20261322 was chosen on development among three seeds of the recipe with the group words in the
- * nationality list (span F2 at P >= 0.90 / lexicon-blind, lib/ner-devcheck.ts: 20261122 0.9687 /
- * 0.8964, 20261222 0.9689 / 0.9024, 20261322 0.9701 / 0.9148; the recipe before, same seeds:
- * 0.9709 / 0.9079, 0.9687 / 0.9049, 0.9668 / 0.8973).
+ * 20261222 was chosen on development among three seeds of the recipe with 30% of the listed words
+ * read as in no name list (span F2 at P >= 0.90 / lexicon-blind, lib/ner-devcheck.ts: 20261122
+ * 0.9674 / 0.9294, 20261222 0.9699 / 0.9265, 20261322 0.9669 / 0.9255; the recipe before, same
+ * seeds: 0.9687 / 0.8964, 0.9689 / 0.9024, 0.9701 / 0.9148).
  */
-const SEED = Number(process.env.NER_SEED ?? 20261322);
+const SEED = Number(process.env.NER_SEED ?? 20261222);
 /** The development sentences' seed, the same whatever SEED, as lib/ner-devcheck.ts scores them. */
 const DEV_SEED = 20261123;
 /**
@@ -68,8 +68,12 @@ const UNSEEN_SHARE = Number(process.env.NER_UNSEEN_SHARE ?? 0.3);
  * Share of training tokens in a first- or last-name list that read as if no name list held them
  * (features.ts, `unlisted`: their F and L flags go). `NER_UNLISTED_FROM=unseen` draws them among
  * the words hidden by UNSEEN_SHARE only; otherwise ("all") among every listed word, names or not.
+ * Training names are nearly all listed, names met in use often are not: without it the model leans
+ * on the flags. Means over three seeds (span F2 at P >= 0.90 / lexicon-blind): 0 0.9692 / 0.9045,
+ * all 0.3 0.9681 / 0.9271, all 0.5 0.9655 / 0.9274, unseen 0.3 0.9684 / 0.9192, unseen 0.5
+ * 0.9684 / 0.9159.
  */
-const UNLISTED_SHARE = Number(process.env.NER_UNLISTED_SHARE ?? 0);
+const UNLISTED_SHARE = Number(process.env.NER_UNLISTED_SHARE ?? 0.3);
 const UNLISTED_FROM = process.env.NER_UNLISTED_FROM ?? "all";
 if (UNLISTED_FROM !== "all" && UNLISTED_FROM !== "unseen")
   throw new Error(`NER_UNLISTED_FROM must be "all" or "unseen", not ${UNLISTED_FROM}`);
@@ -212,6 +216,9 @@ const spec: ModelSpec = {
     trainTokens: items.length,
     epochs: EPOCHS,
     seed: SEED,
+    unseenShare: UNSEEN_SHARE,
+    unlistedShare: UNLISTED_SHARE,
+    unlistedFrom: UNLISTED_FROM,
     members: `${ENSEMBLE} of ${DIMS} dimensions (seeds ${SEED} to ${SEED + ENSEMBLE - 1}, logits averaged)`,
     devSpanF2: Number(best.f2.toFixed(4)),
     heldOutTemplates: "template index % 5 === 2 (see scripts/lib/datasets.ts)",
