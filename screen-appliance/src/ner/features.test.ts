@@ -42,30 +42,6 @@ describe("name model features", () => {
     expect(unseen.filter((r) => r === 0).length).toBeGreaterThan(seen.filter((r) => r === 0).length);
   });
 
-  it("read a token trained as in no name list without its F and L flags, its identity kept", () => {
-    // "Bob" is in the first-name list; the unlisted draw takes its name flags out of every feature
-    // that reads its lexicon cue, its own and its neighbours'.
-    const bob = 2;
-    const only = new Set([bob]);
-    const plain = tokenFeatures(tokens, bob, gazetteer);
-    const unlisted = tokenFeatures(tokens, bob, gazetteer, undefined, only);
-    const flags = (features: string[]) => features.find((f) => f.startsWith("g="));
-    expect(flags(plain)).toMatch(/^g=.*F/);
-    expect(flags(unlisted)).not.toMatch(/[FL]/);
-    expect(unlisted.find((f) => f.startsWith("w="))).toBe("w=bob");
-    const next = tokenFeatures(tokens, bob + 1, gazetteer, undefined, only);
-    expect(next.find((f) => f.startsWith("g-1="))).toBe(`g-1=${flags(unlisted)?.slice(2)}`);
-    // The rows are the strings' rows and the word row stays; "Haruki" reads Bob's flags (`g+2=`).
-    const rows = tokenRows(tokens, gazetteer, BUCKETS, undefined, vocabulary, only);
-    const seen = tokenRows(tokens, gazetteer, BUCKETS, undefined, vocabulary);
-    const at = bob * FEATURES_PER_TOKEN;
-    expect([...rows.subarray(at, at + FEATURES_PER_TOKEN - 1)]).toEqual(
-      unlisted.map((f) => featureRow(f, BUCKETS)),
-    );
-    expect(rows[at + WORD_ROW]).toBe(seen[at + WORD_ROW]);
-    expect(rows.subarray(0, FEATURES_PER_TOKEN - 1)).not.toEqual(seen.subarray(0, FEATURES_PER_TOKEN - 1));
-  });
-
   it("hash each token's feature strings, as listed by tokenFeatures, to its rows", () => {
     const texts = [
       "Dr. O'Brien-Smith met Zoë Łukasiewicz in Gdańsk on Friday.\nCall 555-0100!",
@@ -75,16 +51,10 @@ describe("name model features", () => {
     for (const text of texts) {
       const tokens = tokenize(text);
       // Training hides some words' identity: the features naming them read as padding instead.
-      // It also reads some words as in no name list ("unlisted"), alone or with hidden words.
-      for (const [unseen, unlisted] of [
-        [undefined, undefined],
-        [new Set([1, 4]), undefined],
-        [undefined, new Set([1, 3, 5])],
-        [new Set([1, 4]), new Set([1, 3, 5])],
-      ]) {
-        const rows = tokenRows(tokens, gazetteer, BUCKETS, unseen, undefined, unlisted);
+      for (const unseen of [undefined, new Set([1, 4])]) {
+        const rows = tokenRows(tokens, gazetteer, BUCKETS, unseen);
         tokens.forEach((_, i) => {
-          const expected = tokenFeatures(tokens, i, gazetteer, unseen, unlisted).map((f) =>
+          const expected = tokenFeatures(tokens, i, gazetteer, unseen).map((f) =>
             f.includes(UNSEEN_WORD) ? 0 : featureRow(f, BUCKETS),
           );
           expect([...rows.subarray(i * FEATURES_PER_TOKEN, (i + 1) * FEATURES_PER_TOKEN - 1)]).toEqual(

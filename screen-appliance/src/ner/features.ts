@@ -77,7 +77,6 @@ const CUE_FIELDS: readonly CueField[] = [
 ];
 const LOWER = CUE_FIELDS.indexOf("lower");
 const WORD = CUE_FIELDS.indexOf("word");
-const GAZ = CUE_FIELDS.indexOf("gaz");
 
 const NONE: TokenCue = {
   lower: "<none>",
@@ -284,41 +283,23 @@ function cuesOf(tokens: readonly Token[], gazetteer: Gazetteer): CueValues[] {
 /** Stands for a word's identity in the features of a token treated as never seen. */
 export const UNSEEN_WORD = "\u0000unseen";
 
-/** A `gaz` cue without the first- and last-name flags: the word as if no name list held it. */
-function unlistedGaz(gaz: string): string {
-  return gaz.replace(/[FL]/g, "") || "-";
-}
-
-function hide(
-  cues: CueValues[],
-  unseen: ReadonlySet<number> | undefined,
-  unlisted: ReadonlySet<number> | undefined,
-): CueValues[] {
-  if (!unseen && !unlisted) return cues;
-  return cues.map((c, i) => {
-    const hideWord = unseen?.has(i) ?? false;
-    const hideNames = unlisted?.has(i) ?? false;
-    if (!hideWord && !hideNames) return c;
-    return c.map((v, f) =>
-      hideWord && f === LOWER ? UNSEEN_WORD : hideNames && f === GAZ ? unlistedGaz(v) : v,
-    );
-  });
+function hide(cues: CueValues[], unseen: ReadonlySet<number> | undefined): CueValues[] {
+  if (!unseen) return cues;
+  return cues.map((c, i) => (unseen.has(i) ? c.map((v, f) => (f === LOWER ? UNSEEN_WORD : v)) : c));
 }
 
 /**
  * The feature strings of token `i`, in row order: what `tokenRows` hashes. The words of `unseen`
- * read as UNSEEN_WORD, and a feature naming one is padding in `tokenRows`; the tokens of
- * `unlisted` read without their first- and last-name flags.
+ * read as UNSEEN_WORD, and a feature naming one is padding in `tokenRows`.
  */
 export function tokenFeatures(
   tokens: readonly Token[],
   i: number,
   gazetteer: Gazetteer,
   unseen?: ReadonlySet<number>,
-  unlisted?: ReadonlySet<number>,
 ): string[] {
   if (!tokens[i]) return [];
-  const cues = hide(cuesOf(tokens, gazetteer), unseen, unlisted);
+  const cues = hide(cuesOf(tokens, gazetteer), unseen);
   const field = (offset: number, name: CueField) =>
     (cues[i + offset] ?? NONE_VALUES)[CUE_FIELDS.indexOf(name)];
   return FEATURES.map(([name, parts]) =>
@@ -339,10 +320,6 @@ export function tokenFeatures(
  * `vocabulary`: each token whose lowercased word it lists also gets that word's pretrained row, the
  * last of its rows. An unseen token keeps it: a name the model never saw still has its pretrained
  * vector at inference, and that is what the model should learn to read.
- *
- * `unlisted` (training only): token indices read as if no first- or last-name list held their word:
- * the F and L flags leave their `gaz` cue (in their own features and in their neighbours'), every
- * other flag stays. Training names are nearly all listed, names met in use often are not.
  */
 export function tokenRows(
   tokens: readonly Token[],
@@ -350,11 +327,10 @@ export function tokenRows(
   buckets: number,
   unseen?: ReadonlySet<number>,
   vocabulary?: WordVocabulary,
-  unlisted?: ReadonlySet<number>,
 ): Int32Array {
   const rows = new Int32Array(tokens.length * FEATURES_PER_TOKEN);
   const plain = cuesOf(tokens, gazetteer);
-  const cues = hide(plain, unseen, unlisted);
+  const cues = hide(plain, unseen);
   for (let i = 0; i < tokens.length; i++) {
     const base = i * FEATURES_PER_TOKEN;
     let from = 0;
