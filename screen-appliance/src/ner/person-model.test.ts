@@ -125,7 +125,7 @@ describe("the shipped name model", async () => {
     const cases = UNLISTED.length * FRAMES.length;
     const a = (await found(withVectors, UNLISTED)).length;
     const b = (await found(without, UNLISTED)).length;
-    // Shipped model: 251 of 288 with the word rows, 210 without.
+    // Shipped model: 250 of 288 with the word rows, 210 without.
     expect(a / cases).toBeGreaterThanOrEqual(0.75);
     expect((a - b) / cases).toBeGreaterThanOrEqual(0.08);
   });
