@@ -75,7 +75,6 @@ export function createApp(deps: AppDeps) {
 
   app.get("/health", (c) => {
     const license = deps.license();
-    deps.metrics.licenseValid.set(license.status === "valid" ? 1 : 0);
     return c.json({
       status: license.status === "valid" ? "ok" : "unlicensed",
       license:
@@ -92,7 +91,6 @@ export function createApp(deps: AppDeps) {
   });
 
   app.get("/metrics", async (c) => {
-    deps.metrics.licenseValid.set(deps.license().status === "valid" ? 1 : 0);
     const text = deps.metricsText ?? (() => deps.metrics.registry.metrics());
     return c.body(await text(), 200, {
       "content-type": deps.metrics.registry.contentType,

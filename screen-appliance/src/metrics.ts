@@ -3,10 +3,23 @@
  * several apps do not collide on metric names.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { LicenseState } from "./license/license.ts";
 
-export function createMetrics({ defaults = false } = {}) {
+/** `license` is read whenever the metrics are collected, for `screen_license_valid`. */
+export function createMetrics(license: () => LicenseState, { defaults = false } = {}) {
   const registry = new Registry();
   if (defaults) collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: "screen_license_valid",
+    help: "1 while the license is valid, 0 otherwise",
+    registers: [registry],
+    // Set when collected, so every worker process's gauge is current when the supervisor gathers
+    // them (src/http/workers.ts); across workers, 1 only while every worker holds a valid one.
+    aggregator: "min",
+    collect() {
+      this.set(license().status === "valid" ? 1 : 0);
+    },
+  });
   return {
     registry,
     requests: new Counter({
@@ -27,13 +40,6 @@ export function createMetrics({ defaults = false } = {}) {
       help: "Reported findings by classification type",
       labelNames: ["type"] as const,
       registers: [registry],
-    }),
-    licenseValid: new Gauge({
-      name: "screen_license_valid",
-      help: "1 while the license is valid, 0 otherwise",
-      registers: [registry],
-      // Across worker processes (src/http/workers.ts): 1 only while every worker holds a valid one.
-      aggregator: "min",
     }),
   };
 }

@@ -50,10 +50,11 @@ export async function serve(config: ScreenConfig): Promise<void> {
   if (models.fallbackReason) log(`[screen] CUDA unavailable, using CPU: ${models.fallbackReason}`);
   log(`[screen] execution provider: ${models.runtime.executionProvider}`);
 
-  const metrics = createMetrics({ defaults: true });
+  const licenseNow = () => licenseStateAt(license, new Date());
+  const metrics = createMetrics(licenseNow, { defaults: true });
   const app = createApp({
     ...models,
-    license: () => licenseStateAt(license, new Date()),
+    license: licenseNow,
     metrics,
     metricsText: metricsText(metrics.registry),
     maxBodyBytes: config.SCREEN_MAX_BODY_BYTES,

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { post, testApp } from "./helpers.ts";
+import { licenseStateAt, verifyLicense } from "../src/license/license.ts";
+import { createMetrics } from "../src/metrics.ts";
+import { licenseText, post, testApp, vendor } from "./helpers.ts";
 
 describe("GET /health and GET /metrics", () => {
   it("names the models and the execution provider in use", async () => {
@@ -26,5 +28,16 @@ describe("GET /health and GET /metrics", () => {
     expect(text).toContain('screen_findings_total{type="EMAIL"} 1');
     expect(text).toContain("screen_http_request_duration_seconds_bucket");
     expect(text).toContain("screen_license_valid 1");
+  });
+
+  it("reads the license whenever the metrics are collected, with no request in between", async () => {
+    // A worker process's registry is gathered by the supervisor without that worker serving
+    // /health or /metrics itself, so the gauge cannot wait for a request to be set.
+    const license = verifyLicense(licenseText("2030-06-30"), vendor.publicKey);
+    let now = new Date("2030-06-01T00:00:00Z");
+    const { registry } = createMetrics(() => licenseStateAt(license, now));
+    expect(await registry.metrics()).toMatch(/^screen_license_valid 1$/m);
+    now = new Date("2030-07-01T00:00:00Z");
+    expect(await registry.metrics()).toMatch(/^screen_license_valid 0$/m);
   });
 });

@@ -30,10 +30,11 @@ export function testModels(): Promise<LoadedModels> {
 
 export async function testApp(options: { license?: LicenseState; maxBodyBytes?: number } = {}) {
   const license = options.license ?? verifyLicense(licenseText(), vendor.publicKey);
+  const licenseNow = () => licenseStateAt(license, new Date());
   return createApp({
     ...(await testModels()),
-    license: () => licenseStateAt(license, new Date()),
-    metrics: createMetrics(),
+    license: licenseNow,
+    metrics: createMetrics(licenseNow),
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
   });
 }

@@ -50,7 +50,12 @@ afterAll(async () => {
 async function appWith(options: ModelOptions) {
   const loaded = await loadModels(DEFAULT_MODEL_DIR, "cpu", options);
   const license = verifyLicense(licenseText(), vendor.publicKey);
-  return createApp({ ...loaded, license: () => license, metrics: createMetrics(), maxBodyBytes: 1 << 20 });
+  return createApp({
+    ...loaded,
+    license: () => license,
+    metrics: createMetrics(() => license),
+    maxBodyBytes: 1 << 20,
+  });
 }
 type App = Awaited<ReturnType<typeof appWith>>;
 

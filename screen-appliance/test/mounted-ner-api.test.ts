@@ -12,7 +12,12 @@ import { MAX_POSITIONS, writeMountedModel } from "./mounted-model.ts";
 async function appWith(nerModelDir: string) {
   const models = await loadModels(DEFAULT_MODEL_DIR, "cpu", { nerModelDir });
   const license = verifyLicense(licenseText(), vendor.publicKey);
-  return createApp({ ...models, license: () => license, metrics: createMetrics(), maxBodyBytes: 1 << 20 });
+  return createApp({
+    ...models,
+    license: () => license,
+    metrics: createMetrics(() => license),
+    maxBodyBytes: 1 << 20,
+  });
 }
 
 type Finding = { classificationType: string; start: number; end: number; replacement: string };

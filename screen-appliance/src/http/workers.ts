@@ -203,7 +203,7 @@ export function superviseWorkers(setting: WorkerSetting, cpus: number, log = con
 
   for (const signal of ["SIGTERM", "SIGINT"] as const)
     process.on(signal, () => {
-      log(`[screen] ${signal}: stopping the workers`);
+      if (!stopping) log(`[screen] ${signal}: stopping the workers`);
       stopAll(0);
     });
   start();
