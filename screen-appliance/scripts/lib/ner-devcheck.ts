@@ -15,14 +15,10 @@ import { decodeNames } from "../../src/ner/decode.ts";
 import { FEATURES_PER_TOKEN, tokenRows } from "../../src/ner/features.ts";
 import { type Gazetteer, nameGazetteer } from "../../src/ner/gazetteer.ts";
 import { type Token, tokenize } from "../../src/ner/tokenize.ts";
-import { readTemplates, templateSplit } from "./datasets.ts";
-import { NameHoldout, nameWords } from "./name-holdout.ts";
-import { type ScoredSentence, tuneThresholds } from "./ner-thresholds.ts";
-import { type LabeledSentence, PiiSentenceGenerator } from "./pii-generator.ts";
-import { add, type Counts, matchSpans, type Span, scores } from "./spans.ts";
+import { nameWords } from "./name-holdout.ts";
+import { developmentSentences, type ScoredSentence, tuneThresholds } from "./ner-thresholds.ts";
+import { add, type Counts, matchSpans, type Span, scores, trimSpan } from "./spans.ts";
 
-/** The seed of train-ner's development sentences (DEV_SEED there). */
-const DEV_SEED = 20261123;
 const dir = process.argv[2];
 if (!dir) throw new Error("usage: ner-devcheck.ts <model dir> [sentences per template]");
 const perTemplate = Number(process.argv[3] ?? 160);
@@ -40,12 +36,7 @@ const probabilities = (tokens: Token[], gazetteer: Gazetteer) =>
   );
 
 const gazetteer = nameGazetteer();
-const generator = new PiiSentenceGenerator(DEV_SEED, "dev", new NameHoldout());
-const dev: LabeledSentence[] = [];
-readTemplates().forEach((template, i) => {
-  if (!template.trim() || templateSplit(i) !== "dev") return;
-  for (let k = 0; k < perTemplate; k++) dev.push(generator.generate(template));
-});
+const dev = developmentSentences(perTemplate);
 const scored: ScoredSentence[] = [];
 for (const sentence of dev) {
   const tokens = tokenize(sentence.text);
@@ -109,8 +100,8 @@ for (const [kind, examples] of [...errors].sort((x, y) => y[1].length - x[1].len
  * prediction overlaps ("missed"). Boundaries are compared after the evaluation's trimming.
  */
 function exactErrors(text: string, goldSpans: Span[], predicted: Span[]): [string, string][] {
-  const gold = goldSpans.map((s) => trimmed(text, s));
-  const found = predicted.map((s) => trimmed(text, s));
+  const gold = goldSpans.map((s) => trimSpan(text, s));
+  const found = predicted.map((s) => trimSpan(text, s));
   const overlaps = (a: Span, b: Span) => a.start < b.end && b.start < a.end;
   const same = (a: Span, b: Span) => a.start === b.start && a.end === b.end;
   const show = (s: Span) => JSON.stringify(text.slice(s.start, s.end));
@@ -134,12 +125,4 @@ function exactErrors(text: string, goldSpans: Span[], predicted: Span[]): [strin
   }
   for (const g of gold) if (!found.some((p) => overlaps(g, p))) out.push(["missed", show(g)]);
   return out;
-}
-
-/** A span without surrounding whitespace and punctuation, as `matchSpans` compares them exactly. */
-function trimmed(text: string, span: Span): Span {
-  let { start, end } = span;
-  while (start < end && /[\s.,;:!?"'()]/u.test(text[start] ?? "")) start++;
-  while (end > start && /[\s,;:!?"'()]/u.test(text[end - 1] ?? "")) end--;
-  return { start, end };
 }

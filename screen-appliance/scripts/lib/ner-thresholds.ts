@@ -7,8 +7,27 @@
 import { decodeNames } from "../../src/ner/decode.ts";
 import type { Gazetteer } from "../../src/ner/gazetteer.ts";
 import type { Token } from "../../src/ner/tokenize.ts";
-import type { LabeledSentence } from "./pii-generator.ts";
+import { readTemplates, templateSplit } from "./datasets.ts";
+import { NameHoldout } from "./name-holdout.ts";
+import { type LabeledSentence, PiiSentenceGenerator } from "./pii-generator.ts";
 import { add, type Counts, matchSpans, scores } from "./spans.ts";
+
+/** The development sentences' seed: the same whatever seed trains the model, so recipes compare. */
+const DEV_SEED = 20261123;
+
+/**
+ * The development sentences: each development template filled `perTemplate` times with
+ * development names, in template order (what train-ner tunes on and ner-devcheck scores).
+ */
+export function developmentSentences(perTemplate: number, holdout = new NameHoldout()): LabeledSentence[] {
+  const generator = new PiiSentenceGenerator(DEV_SEED, "dev", holdout);
+  const dev: LabeledSentence[] = [];
+  readTemplates().forEach((template, index) => {
+    if (!template.trim() || templateSplit(index) !== "dev") return;
+    for (let i = 0; i < perTemplate; i++) dev.push(generator.generate(template));
+  });
+  return dev;
+}
 
 export interface ScoredSentence {
   sentence: LabeledSentence;

@@ -16,11 +16,11 @@ export interface Counts {
  * surrounding whitespace and punctuation; otherwise any character overlap counts.
  */
 export function matchSpans(text: string, gold: Span[], predicted: Span[], exact: boolean): Counts {
-  const g = gold.map((s) => trim(text, s));
+  const g = gold.map((s) => trimSpan(text, s));
   const used = new Set<number>();
   let tp = 0;
   for (const p0 of predicted) {
-    const p = trim(text, p0);
+    const p = trimSpan(text, p0);
     const hit = g.findIndex(
       (s, i) =>
         !used.has(i) && (exact ? s.start === p.start && s.end === p.end : s.start < p.end && p.start < s.end),
@@ -33,7 +33,8 @@ export function matchSpans(text: string, gold: Span[], predicted: Span[], exact:
   return { tp, fp: predicted.length - tp, fn: gold.length - tp };
 }
 
-function trim(text: string, span: Span): Span {
+/** `span` without the whitespace and punctuation around it, as exact matching compares spans. */
+export function trimSpan(text: string, span: Span): Span {
   let { start, end } = span;
   while (start < end && /[\s.,;:!?"'()]/u.test(text[start] ?? "")) start++;
   while (end > start && /[\s,;:!?"'()]/u.test(text[end - 1] ?? "")) end--;
